@@ -1,0 +1,29 @@
+/* harness.h: what every Check test program shares (see tests/harness.c). */
+#ifndef RDMALAB_TEST_HARNESS_H
+#define RDMALAB_TEST_HARNESS_H
+
+#include <check.h>
+
+/*
+ * Each tests/{unit,rdma}/test_*.c defines this and nothing else global:
+ * the harness's main() runs the suite it returns.
+ */
+Suite *rl_test_suite(void);
+
+/*
+ * Per-test timeout in seconds for hang detection only. Check multiplies it
+ * by CK_TIMEOUT_MULTIPLIER, the one knob for slow machines.
+ */
+#define RL_TEST_TIMEOUT_UNIT 10
+#define RL_TEST_TIMEOUT_RDMA 60
+
+/*
+ * The RDMA device the environment names (RDMALAB_DEVICE, set by vm/run-rdma).
+ * Fails the calling test, never skips it, when no device is named.
+ */
+const char *rl_test_device(void);
+
+/* The GID index the environment names (RDMALAB_GID_INDEX), or fails. */
+int rl_test_gid_index(void);
+
+#endif

@@ -1,0 +1,95 @@
+# Shared by vm/guest-stage2, vm/run-rdma and vm/doctor (sourced, not run):
+# find an RDMA device and export the variables every test and tool reads.
+#
+#   RDMALAB_DEVICE     device name, e.g. rxe0
+#   RDMALAB_IB_PORT    port number on that device (1)
+#   RDMALAB_GID_INDEX  GID index to use (RoCE v2, IPv4-mapped preferred)
+#   RDMALAB_ADDR       IPv4 address of that GID, for rdma_cm and TCP
+#   RDMALAB_ENV        where we run: "vm" or "native"
+#
+# A variable the user has already set is kept.
+
+rl_sysfs=${RDMALAB_SYSFS:-/sys/class/infiniband}
+
+# Print the names of the devices that have an ACTIVE port, one per line.
+rl_active_devices() {
+	local dev
+	for dev in "$rl_sysfs"/*; do
+		[ -d "$dev/ports" ] || continue
+		if grep -qs ACTIVE "$dev"/ports/*/state; then
+			basename "$dev"
+		fi
+	done
+}
+
+# Score one GID table entry the way perftest prefers them: RoCE v2 over v1,
+# IPv4-mapped over other IPv6, never link-local or empty. Sets rl_score.
+# (Builtins only: this runs for every GID entry, and forks are slow in a VM.)
+rl_gid_score() {
+	local gid=$1 type=$2
+	rl_score=0
+	case $gid in
+	"" | 0000:0000:0000:0000:0000:0000:0000:0000 | fe80:*) return ;;
+	esac
+	case $type in
+	*v2*) rl_score=4 ;;
+	*) rl_score=2 ;;
+	esac
+	case $gid in
+	0000:0000:0000:0000:0000:ffff:*) rl_score=$((rl_score + 1)) ;;
+	esac
+}
+
+# rl_pick_gid DEV PORT: print the best GID index on DEV's PORT, or nothing.
+# Ties go to the lowest index.
+rl_pick_gid() {
+	local dir="$rl_sysfs/$1/ports/$2" best=-1 best_score=0 f i gid type
+	for f in "$dir"/gids/*; do
+		i=${f##*/}
+		gid= type=
+		read -r gid <"$f" 2>/dev/null || continue
+		case $gid in "" | 0000:0000:0000:0000:0000:0000:0000:0000) continue ;; esac
+		read -r type <"$dir/gid_attrs/types/$i" 2>/dev/null || true
+		rl_gid_score "$gid" "$type"
+		if [ "$rl_score" -gt "$best_score" ] ||
+			{ [ "$rl_score" -eq "$best_score" ] && [ "$rl_score" -gt 0 ] && [ "$i" -lt "$best" ]; }; then
+			best=$i
+			best_score=$rl_score
+		fi
+	done
+	[ "$best" -ge 0 ] && echo "$best"
+}
+
+# rl_gid_ipv4 GID: print the IPv4 address of an IPv4-mapped GID.
+rl_gid_ipv4() {
+	local tail=${1#0000:0000:0000:0000:0000:ffff:}
+	[ "$tail" != "$1" ] || return 1
+	local hi=${tail%%:*} lo=${tail##*:}
+	printf '%d.%d.%d.%d\n' $((0x${hi:0:2})) $((0x${hi:2:2})) $((0x${lo:0:2})) $((0x${lo:2:2}))
+}
+
+# rl_export_env: choose the device, port, GID and address and export them.
+# Returns 1 with a message when there is no usable device.
+rl_export_env() {
+	local dev=${RDMALAB_DEVICE:-} port=${RDMALAB_IB_PORT:-1} gid
+	if [ -z "$dev" ]; then
+		dev=$(rl_active_devices | head -n 1)
+	fi
+	if [ -z "$dev" ] || [ ! -d "$rl_sysfs/$dev" ]; then
+		echo "no active RDMA device${dev:+ named $dev}: run 'make doctor' to see how to get one" >&2
+		return 1
+	fi
+	if [ -z "${RDMALAB_GID_INDEX:-}" ]; then
+		RDMALAB_GID_INDEX=$(rl_pick_gid "$dev" "$port")
+	fi
+	if [ -z "$RDMALAB_GID_INDEX" ]; then
+		echo "$dev port $port has no usable GID (no RoCE address configured): run 'make doctor'" >&2
+		return 1
+	fi
+	if [ -z "${RDMALAB_ADDR:-}" ]; then
+		read -r gid <"$rl_sysfs/$dev/ports/$port/gids/$RDMALAB_GID_INDEX"
+		RDMALAB_ADDR=$(rl_gid_ipv4 "$gid") || RDMALAB_ADDR=
+	fi
+	export RDMALAB_DEVICE=$dev RDMALAB_IB_PORT=$port RDMALAB_GID_INDEX RDMALAB_ADDR
+	export RDMALAB_ENV=${RDMALAB_ENV:-native}
+}
