@@ -81,6 +81,103 @@ struct rl_cm_event {
 	size_t private_len;        /* may be padded: RoCE reports the maximum */
 };
 
+/*
+ * Lab 3 protocol (docs/protocol.md). Its limits come first, as the message
+ * structs below are sized by them.
+ */
+#define RL_PROTO_MAGIC 0x524c3033u /* "RL03" */
+#define RL_PROTO_VERSION 1
+#define RL_PROTO_HEADER_LEN 8
+#define RL_PROTO_MAX_MSG 256 /* no message is longer; post receives this big */
+#define RL_PROTO_MAX_FILE (1ULL << 40)
+#define RL_PROTO_MAX_ID 64
+#define RL_PROTO_MAX_KEY 64
+#define RL_PROTO_MAX_TEXT 160
+
+/*
+ * The messages a sender and the receiver
+ * exchange over SEND/RECV. Each decoded message is one of these structs.
+ */
+enum rl_msg_type {
+	RL_MSG_FILE_INFO = 1,   /* sender: the file's size and SHA-256 */
+	RL_MSG_WINDOW = 2,      /* receiver: write file bytes here */
+	RL_MSG_WINDOW_DONE = 3, /* sender: that window is written */
+	RL_MSG_DONE = 4,        /* sender: the whole file is written */
+	RL_MSG_RESULT = 5,      /* receiver: the hash matched or not */
+	RL_MSG_STUDENT_ID = 6,  /* sender: who is asking for a key */
+	RL_MSG_KEY = 7,         /* receiver: the secret key for that ID */
+	RL_MSG_ERROR = 8,       /* either side: why the connection ends */
+};
+
+/* Why a message was refused: the code an ERROR carries, and what decoding returns. */
+enum rl_proto_error {
+	RL_PERR_NONE = 0,
+	RL_PERR_BAD_MAGIC = 1,     /* the first 4 bytes are not RL_PROTO_MAGIC */
+	RL_PERR_BAD_VERSION = 2,   /* a version this side does not speak */
+	RL_PERR_BAD_TYPE = 3,      /* a message type that does not exist */
+	RL_PERR_MALFORMED = 4,     /* wrong length, or a field out of its range */
+	RL_PERR_BAD_STATE = 5,     /* a valid message at the wrong time */
+	RL_PERR_TOO_LARGE = 6,     /* file larger than the receiver accepts */
+	RL_PERR_BUSY = 7,          /* too many connections, or memory budget spent */
+	RL_PERR_TIMEOUT = 8,       /* the peer was idle too long at one step */
+	RL_PERR_BAD_ID = 9,        /* student ID empty, too long or not printable */
+	RL_PERR_NOT_VERIFIED = 10, /* ID sent without a good hash first */
+	RL_PERR_BAD_WINDOW = 11,   /* WINDOW_DONE for a window that was not granted */
+	RL_PERR_TRANSFER = 12,     /* the RDMA transfer failed (e.g. remote access) */
+	RL_PERR_INTERNAL = 13,     /* the receiver failed on its own side */
+};
+
+struct rl_msg_file_info {
+	uint64_t size;
+	uint8_t sha256[32];
+};
+
+struct rl_msg_window {
+	uint32_t index;  /* 0, 1, 2 ... in file order */
+	uint64_t offset; /* where in the file the window starts */
+	uint32_t len;    /* bytes to write, at least 1 */
+	uint64_t addr;   /* remote address of the first byte */
+	uint32_t rkey;
+};
+
+struct rl_msg_window_done {
+	uint32_t index; /* the window written */
+	uint32_t len;   /* bytes written: the window's len */
+};
+
+struct rl_msg_result {
+	uint8_t good;         /* 1 if the hash matched, else 0 */
+	uint64_t received;    /* bytes the receiver hashed */
+	uint8_t sha256[32];   /* what it computed */
+};
+
+struct rl_msg_student_id {
+	char id[RL_PROTO_MAX_ID + 1]; /* graphic ASCII, NUL-terminated */
+};
+
+struct rl_msg_key {
+	char key[RL_PROTO_MAX_KEY + 1]; /* graphic ASCII, NUL-terminated */
+};
+
+struct rl_msg_error {
+	uint16_t code;   /* enum rl_proto_error; unknown codes are kept as they are */
+	char text[RL_PROTO_MAX_TEXT + 1]; /* printable ASCII, NUL-terminated */
+};
+
+/* Any one message: TYPE says which member of the union is valid. */
+struct rl_msg {
+	enum rl_msg_type type;
+	union {
+		struct rl_msg_file_info file_info;
+		struct rl_msg_window window;
+		struct rl_msg_window_done window_done;
+		struct rl_msg_result result;
+		struct rl_msg_student_id student_id;
+		struct rl_msg_key key;
+		struct rl_msg_error error;
+	} u;
+};
+
 /* Macros */
 
 #define RL_DEFAULT_PORT 7471
@@ -260,5 +357,46 @@ int rl_cm_accept(struct rdma_cm_id *id, const void *priv, uint8_t len, int timeo
 int rl_cm_disconnect(struct rdma_cm_id *id, int timeout_ms);
 /* Destroy ID's QP (if any), then ID; NULL is fine. */
 void rl_cm_destroy(struct rdma_cm_id *id);
+
+/* proto.c: the Lab 3 messages (docs/protocol.md), one encode/decode pair each */
+/*
+ * Encoders write one whole message (header and body) into BUF of SIZE bytes
+ * and return its length, or -EMSGSIZE (BUF too small) or -EINVAL (a field
+ * out of its range). Decoders accept any LEN bytes at BUF and return
+ * RL_PERR_NONE with the fields filled in, or the reason the bytes are not
+ * that message; they never read outside BUF.
+ */
+int rl_proto_encode_file_info(void *buf, size_t size, const struct rl_msg_file_info *m);
+enum rl_proto_error rl_proto_decode_file_info(const void *buf, size_t len,
+					      struct rl_msg_file_info *m);
+int rl_proto_encode_window(void *buf, size_t size, const struct rl_msg_window *m);
+enum rl_proto_error rl_proto_decode_window(const void *buf, size_t len, struct rl_msg_window *m);
+int rl_proto_encode_window_done(void *buf, size_t size, const struct rl_msg_window_done *m);
+enum rl_proto_error rl_proto_decode_window_done(const void *buf, size_t len,
+						struct rl_msg_window_done *m);
+int rl_proto_encode_done(void *buf, size_t size);
+enum rl_proto_error rl_proto_decode_done(const void *buf, size_t len);
+int rl_proto_encode_result(void *buf, size_t size, const struct rl_msg_result *m);
+enum rl_proto_error rl_proto_decode_result(const void *buf, size_t len, struct rl_msg_result *m);
+int rl_proto_encode_student_id(void *buf, size_t size, const struct rl_msg_student_id *m);
+enum rl_proto_error rl_proto_decode_student_id(const void *buf, size_t len,
+					       struct rl_msg_student_id *m);
+int rl_proto_encode_key(void *buf, size_t size, const struct rl_msg_key *m);
+enum rl_proto_error rl_proto_decode_key(const void *buf, size_t len, struct rl_msg_key *m);
+int rl_proto_encode_error(void *buf, size_t size, const struct rl_msg_error *m);
+enum rl_proto_error rl_proto_decode_error(const void *buf, size_t len, struct rl_msg_error *m);
+/* Encode MSG by its type with the matching encoder above. */
+int rl_proto_encode(void *buf, size_t size, const struct rl_msg *msg);
+/* Decode any message: check the header, then decode the body its type names. */
+enum rl_proto_error rl_proto_decode(const void *buf, size_t len, struct rl_msg *msg);
+/* Encode an ERROR of CODE with a printf-style text (cut to RL_PROTO_MAX_TEXT). */
+int rl_proto_encode_errorf(void *buf, size_t size, enum rl_proto_error code, const char *fmt, ...)
+	RL_PRINTF(4, 5);
+/* "FILE_INFO", "WINDOW" ...; "UNKNOWN" for other values. */
+const char *rl_msg_type_name(int type);
+/* "bad-magic", "busy" ...; "unknown" for other values. */
+const char *rl_proto_error_name(int code);
+/* True if S (LEN bytes) is a valid student ID: 1..RL_PROTO_MAX_ID graphic ASCII. */
+bool rl_proto_id_valid(const char *s, size_t len);
 
 #endif
