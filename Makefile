@@ -56,10 +56,13 @@ $(UNIT_TESTS) $(RDMA_TESTS): $(BUILD)/%: $(BUILD)/%.o $(HARNESS_OBJ) $(FW_LIB)
 
 # make test: install what is missing (as root), build, run the host unit
 # tests, then the RDMA tests natively or in one boot of the Soft-RoCE VM.
+# The lab step tests run in the same boot; their tables are printed after.
 test:
 	@scripts/deps ensure
 	@$(MAKE) --no-print-directory build
-	@scripts/run-tests --mode $(RDMA_MODE) --unit "$(UNIT_TESTS)" --rdma "$(RDMA_TESTS)"
+	@scripts/run-tests --mode $(RDMA_MODE) --unit "$(UNIT_TESTS)" --rdma "$(RDMA_TESTS)" \
+		--stubs-check "scripts/gen-stubs --check" \
+		--also "$(CHECK_LABS_RUN)" --report "$(MAKE) --no-print-directory -s check-labs-report"
 
 unit-test: build
 	@scripts/run-tests --unit "$(UNIT_TESTS)"
@@ -95,6 +98,8 @@ help:
 	@echo "make demo       run the kit's main flow on a real RDMA device or in the VM"
 	@echo "make doctor     diagnose this machine's RDMA set-up, with fixes"
 	@echo "make vm-shell   open a shell in the Soft-RoCE VM"
+	@echo "make check LAB=N [SOL=1] [STEP=k]  run lab N's step tests on labs/ (SOL=1: solutions/)"
+	@echo "make stubs      regenerate labs/ from solutions/ (make stubs-check: verify)"
 	@echo "make format     clang-format the C sources"
 	@echo "make clean      remove build/"
 	@echo "RDMA_MODE=auto|native|vm picks where RDMA code runs (default auto)"

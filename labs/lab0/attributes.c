@@ -1,0 +1,32 @@
+/* attributes.c: Lab 0 steps 4 and 5: what the device and each of its ports can do. */
+#include <string.h>
+
+#include "lab0.h"
+
+/*
+ * Step 4. Fill ATTR with the limits and capabilities of the open device
+ * CTX. Returns 0, or a negative errno after printing why.
+ */
+int lab0_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
+{
+	/* TODO step 4
+	 * Ask the device for its limits (QPs, CQs, MRs, SGEs, atomics...) with
+	 * ibv_query_device(): programs size their queues from these numbers.
+	 * Read: man ibv_query_device.
+	 */
+	return rl_todo(4);
+}
+
+/*
+ * Step 5. Fill ATTR with the state of port PORT (numbered from 1) of CTX.
+ * Returns 0, or a negative errno after printing why.
+ */
+int lab0_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr)
+{
+	/* TODO step 5
+	 * Ports are numbered from 1 to phys_port_cnt; ibv_query_port() gives
+	 * each one's state, MTU, link layer, speed, width and GID table length.
+	 * Read: man ibv_query_port.
+	 */
+	return rl_todo(5);
+}

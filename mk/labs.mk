@@ -1,0 +1,87 @@
+# labs.mk: the labs. Stubs generated from solutions/, lab programs, and the
+# step tests graded by each lab's rubric (see docs/labs-howto.md).
+#
+#   make stubs                     regenerate labs/ from solutions/
+#   make stubs-check               fail when the committed labs/ is stale
+#   make labs                      build every lab program, stubs and solutions
+#   make check LAB=N [SOL=1] [STEP=k]
+#                                  grade lab N (labs/, or solutions/ with SOL=1)
+#   make check-labs                for CI: solutions pass, every stub test fails
+
+LABS     := $(sort $(patsubst solutions/lab%/,%,$(wildcard solutions/lab*/)))
+LAB_TREES := labs solutions
+
+# Stubs leave parameters unused until the student fills them in.
+LAB_CFLAGS := -Wno-unused-parameter
+
+
+# lab_rules TREE N: the objects, program and test programs of lab N in TREE.
+# Every tests/labN/*.c that is not a test_*.c is a helper linked into each test.
+define lab_rules
+$(1)_lab$(2)_OBJS := $$(patsubst %.c,$(BUILD)/%.o,$$(filter-out $(1)/lab$(2)/main.c,$$(wildcard $(1)/lab$(2)/*.c)))
+$(1)_lab$(2)_HELPERS := $$(patsubst tests/lab$(2)/%.c,$(BUILD)/$(1)/lab$(2)/tests/%.o,$$(filter-out tests/lab$(2)/test_%.c,$$(wildcard tests/lab$(2)/*.c)))
+$(1)_lab$(2)_TESTS := $$(patsubst tests/lab$(2)/%.c,$(BUILD)/$(1)/lab$(2)/tests/%,$$(wildcard tests/lab$(2)/test_*.c))
+$(1)_lab$(2)_PROG := $(BUILD)/$(1)/lab$(2)/lab$(2)
+
+$(BUILD)/$(1)/lab$(2)/%.o: $(1)/lab$(2)/%.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(CPPFLAGS) $$(CFLAGS) $$(LAB_CFLAGS) -c -o $$@ $$<
+
+$(BUILD)/$(1)/lab$(2)/tests/%.o: tests/lab$(2)/%.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(CPPFLAGS) -I$(1)/lab$(2) $$(CFLAGS) -c -o $$@ $$<
+
+$$($(1)_lab$(2)_TESTS): %: %.o $$($(1)_lab$(2)_HELPERS) $$($(1)_lab$(2)_OBJS) $$(HARNESS_OBJ)
+	$$(CC) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
+
+$$($(1)_lab$(2)_PROG): $(BUILD)/$(1)/lab$(2)/main.o $$($(1)_lab$(2)_OBJS)
+	$$(CC) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
+endef
+$(foreach tree,$(LAB_TREES),$(foreach n,$(LABS),$(eval $(call lab_rules,$(tree),$(n)))))
+
+.PHONY: stubs stubs-check labs check check-labs check-labs-report
+.SECONDARY:
+
+stubs:
+	@scripts/gen-stubs
+
+stubs-check:
+	@scripts/gen-stubs --check
+
+labs: $(foreach tree,$(LAB_TREES),$(foreach n,$(LABS),$($(tree)_lab$(n)_PROG) $($(tree)_lab$(n)_TESTS)))
+
+# `make` builds the lab programs and their tests too.
+build: labs
+
+# make check LAB=N [SOL=1] [STEP=k]
+CHECK_TREE := $(if $(filter 1 yes,$(SOL)),solutions,labs)
+CHECK_DIR  := $(BUILD)/$(CHECK_TREE)/lab$(LAB)/results
+
+check:
+	@if [ -z "$(LAB)" ] || [ ! -d solutions/lab$(LAB) ]; then \
+		echo "usage: make check LAB=N [SOL=1] [STEP=k]   (labs: $(LABS))" >&2; exit 2; fi
+	@$(MAKE) --no-print-directory $($(CHECK_TREE)_lab$(LAB)_PROG) $($(CHECK_TREE)_lab$(LAB)_TESTS)
+	@$(RUN_RDMA) -- scripts/lab-check run $(if $(STEP),--step $(STEP)) \
+		--tap $(CHECK_DIR) $($(CHECK_TREE)_lab$(LAB)_TESTS) || true
+	@scripts/lab-check report $(if $(STEP),--step $(STEP)) --lab $(LAB) --from $(CHECK_TREE) \
+		tests/lab$(LAB)/rubric $(CHECK_DIR)
+
+# For CI: labs/ is what solutions/ generate; with the solutions every test
+# passes; on the untouched stubs every test fails. One run for all labs
+# (make test runs it in the same VM boot as the other RDMA tests).
+CHECK_LABS_RUN := scripts/lab-check run $(foreach tree,$(LAB_TREES),$(foreach n,$(LABS), \
+		--tap $(BUILD)/$(tree)/lab$(n)/results $($(tree)_lab$(n)_TESTS)))
+
+check-labs: stubs-check labs
+	@$(RUN_RDMA) -- $(CHECK_LABS_RUN) || true
+	@$(MAKE) --no-print-directory check-labs-report
+
+check-labs-report:
+	@status=0; for n in $(LABS); do \
+		scripts/lab-check report --lab $$n --from solutions tests/lab$$n/rubric \
+			$(BUILD)/solutions/lab$$n/results || status=1; echo; \
+		scripts/lab-check report --stubs --lab $$n --from labs tests/lab$$n/rubric \
+			$(BUILD)/labs/lab$$n/results || status=1; echo; \
+	done; \
+	if [ $$status = 0 ]; then echo "check-labs: all labs pass with solutions/ and fail on their stubs"; \
+	else echo "check-labs: FAILED (see above)"; fi; exit $$status

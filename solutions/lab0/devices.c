@@ -1,0 +1,105 @@
+/* devices.c: Lab 0 steps 1 to 3: find the RDMA devices, describe them, open one. */
+#include <endian.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lab0.h"
+
+/*
+ * Step 1. Return the list of RDMA devices and set *num to its length, or
+ * print why there is none and return NULL. Free the list with
+ * ibv_free_device_list() once the device you want is open.
+ */
+struct ibv_device **lab0_get_devices(int *num)
+{
+	*num = 0;
+	/* BEGIN SOLUTION step 1
+	 * Ask libibverbs for the devices: ibv_get_device_list() returns a
+	 * NULL-terminated array and its length; nothing is opened yet.
+	 * Read: man ibv_get_device_list.
+	 * stub: rl_todo(1);
+	 * stub: return NULL;
+	 */
+	struct ibv_device **list = ibv_get_device_list(num);
+
+	if (!list) {
+		perror("ibv_get_device_list");
+		return NULL;
+	}
+	if (*num == 0) {
+		fprintf(stderr, "No RDMA devices found (is rdma_rxe loaded? run 'make doctor')\n");
+		ibv_free_device_list(list);
+		return NULL;
+	}
+	return list;
+	/* END SOLUTION */
+}
+
+/*
+ * Step 2. Write one line into LINE describing DEV without opening it:
+ * name, GUID (as sysfs writes it, 0123:4567:89ab:cdef), node type and
+ * transport. Returns 0, or -ENOSPC when LINE is too short.
+ */
+int lab0_describe_device(struct ibv_device *dev, char *line, size_t len)
+{
+	/* BEGIN SOLUTION step 2
+	 * A device can be described before it is opened: read its name, GUID
+	 * (big-endian: convert with be64toh), node type and transport type.
+	 * Read: man ibv_get_device_name, man ibv_get_device_guid, man ibv_node_type_str.
+	 * stub: return rl_todo(2);
+	 */
+	uint64_t guid = be64toh(ibv_get_device_guid(dev));
+	int n;
+
+	n = snprintf(line, len, "%-8s guid %04x:%04x:%04x:%04x  node %s  transport %s",
+		     ibv_get_device_name(dev),
+		     (unsigned)(guid >> 48) & 0xffff, (unsigned)(guid >> 32) & 0xffff,
+		     (unsigned)(guid >> 16) & 0xffff, (unsigned)guid & 0xffff,
+		     ibv_node_type_str(dev->node_type),
+		     lab0_transport_str(dev->transport_type));
+	if (n < 0 || (size_t)n >= len)
+		return -ENOSPC;
+	return 0;
+	/* END SOLUTION */
+}
+
+/*
+ * Step 3. Open the device called NAME in LIST; with NAME NULL, the one
+ * RDMALAB_DEVICE names, else the first. Returns its context, or NULL after
+ * printing why.
+ */
+struct ibv_context *lab0_open_device(struct ibv_device **list, int num, const char *name)
+{
+	/* BEGIN SOLUTION step 3
+	 * Pick the device (NAME, else getenv("RDMALAB_DEVICE"), else the first)
+	 * and open it: the context ibv_open_device() returns is what every later verb takes.
+	 * Read: man ibv_open_device.
+	 * stub: rl_todo(3);
+	 * stub: return NULL;
+	 */
+	struct ibv_device *dev = NULL;
+	struct ibv_context *ctx;
+	int i;
+
+	if (!name)
+		name = getenv("RDMALAB_DEVICE");
+	if (!name || !*name) {
+		dev = num > 0 ? list[0] : NULL;
+	} else {
+		for (i = 0; i < num && !dev; i++)
+			if (strcmp(ibv_get_device_name(list[i]), name) == 0)
+				dev = list[i];
+	}
+	if (!dev) {
+		fprintf(stderr, "No RDMA device named %s (ibv_devices lists them)\n",
+			name ? name : "(any)");
+		return NULL;
+	}
+	ctx = ibv_open_device(dev);
+	if (!ctx) {
+		fprintf(stderr, "ibv_open_device %s: %s\n", ibv_get_device_name(dev), strerror(errno));
+		return NULL;
+	}
+	return ctx;
+	/* END SOLUTION */
+}
