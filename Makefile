@@ -84,9 +84,11 @@ vm-shell:
 vm-prepare:
 	@vm/rxe-run --prepare
 
+# labs/ is generated: format solutions/, then regenerate the stubs.
 format:
 	clang-format -i $(wildcard framework/*.[ch] tests/*.[ch] tests/*/*.[ch] \
-		labs/*/*.[ch] solutions/*/*.[ch] receiver/*.[ch] grader/*.[ch])
+		solutions/*/*.[ch] receiver/*.[ch] grader/*.[ch])
+	@scripts/gen-stubs
 
 clean:
 	rm -rf $(BUILD)

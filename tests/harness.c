@@ -17,7 +17,8 @@ int rl_test_gid_index(void)
 {
 	const char *s = getenv("RDMALAB_GID_INDEX");
 
-	ck_assert_msg(s && *s, "RDMALAB_GID_INDEX is not set: run RDMA tests with 'make rdma-test'");
+	ck_assert_msg(s && *s,
+		      "RDMALAB_GID_INDEX is not set: run RDMA tests with 'make rdma-test'");
 	return atoi(s);
 }
 

@@ -70,28 +70,29 @@ static void smoke_qp_to_rts(struct smoke *s, struct ibv_qp *qp, uint32_t dest_qp
 	int err;
 
 	err = ibv_modify_qp(qp, &init,
-			    IBV_QP_STATE |
-			    IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT |
-			    IBV_QP_ACCESS_FLAGS);
+			    IBV_QP_STATE |                /* to INIT */
+				    IBV_QP_PKEY_INDEX |   /* partition key 0 */
+				    IBV_QP_PORT |         /* port 1 */
+				    IBV_QP_ACCESS_FLAGS); /* what the peer may do to our MRs */
 	ck_assert_msg(err == 0, "modify QP to INIT: expected 0, got %s", strerror(err));
-	err = ibv_modify_qp(qp, &rtr,
-			    IBV_QP_STATE |
-			    IBV_QP_AV |
-			    IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
+	err = ibv_modify_qp(
+		qp, &rtr,
+		IBV_QP_STATE |                      /* to RTR */
+			IBV_QP_AV |                 /* the path to the peer: its GID */
+			IBV_QP_PATH_MTU |           /* the port's active MTU */
+			IBV_QP_DEST_QPN |           /* the peer's QP number */
+			IBV_QP_RQ_PSN |             /* the first PSN we expect */
+			IBV_QP_MAX_DEST_RD_ATOMIC | /* reads the peer may have pending */
+			IBV_QP_MIN_RNR_TIMER);      /* how long the peer backs off on RNR */
 	ck_assert_msg(err == 0, "modify QP to RTR (GID index %d): expected 0, got %s", gid_index,
 		      strerror(err));
 	err = ibv_modify_qp(qp, &rts,
-			    IBV_QP_STATE |
-			    IBV_QP_TIMEOUT |
-			    IBV_QP_RETRY_CNT |
-			    IBV_QP_RNR_RETRY |
-			    IBV_QP_SQ_PSN |
-			    IBV_QP_MAX_QP_RD_ATOMIC);
+			    IBV_QP_STATE |                    /* to RTS */
+				    IBV_QP_TIMEOUT |          /* ack timeout */
+				    IBV_QP_RETRY_CNT |        /* retries on timeout */
+				    IBV_QP_RNR_RETRY |        /* retries on receiver not ready */
+				    IBV_QP_SQ_PSN |           /* the first PSN we send */
+				    IBV_QP_MAX_QP_RD_ATOMIC); /* reads we may have pending */
 	ck_assert_msg(err == 0, "modify QP to RTS: expected 0, got %s", strerror(err));
 }
 
@@ -104,7 +105,8 @@ static void smoke_setup(struct smoke *s)
 	memset(s, 0, sizeof(*s));
 	s->ctx = smoke_open(rl_test_device());
 	ck_assert_msg(ibv_query_port(s->ctx, 1, &port) == 0, "ibv_query_port failed");
-	ck_assert_msg(port.state == IBV_PORT_ACTIVE, "expected port 1 ACTIVE, got state %d", port.state);
+	ck_assert_msg(port.state == IBV_PORT_ACTIVE, "expected port 1 ACTIVE, got state %d",
+		      port.state);
 	s->mtu = port.active_mtu;
 	ck_assert_msg(ibv_query_gid(s->ctx, 1, gid_index, &s->gid) == 0,
 		      "ibv_query_gid index %d failed", gid_index);
@@ -116,7 +118,10 @@ static void smoke_setup(struct smoke *s)
 		struct ibv_qp_init_attr attr = {
 			.send_cq = s->cq,
 			.recv_cq = s->cq,
-			.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+			.cap = { .max_send_wr = 4,
+				 .max_recv_wr = 4,
+				 .max_send_sge = 1,
+				 .max_recv_sge = 1 },
 			.qp_type = IBV_QPT_RC,
 		};
 
@@ -155,8 +160,8 @@ static void smoke_wait(struct smoke *s, uint64_t wr_id)
 		if (n == 1)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		ck_assert_msg(now.tv_sec - start.tv_sec < 5, "no completion for wr_id %llu within 5 s",
-			      (unsigned long long)wr_id);
+		ck_assert_msg(now.tv_sec - start.tv_sec < 5,
+			      "no completion for wr_id %llu within 5 s", (unsigned long long)wr_id);
 	}
 	ck_assert_msg(wc.status == IBV_WC_SUCCESS, "completion %llu: expected success, got %s",
 		      (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
@@ -179,12 +184,16 @@ START_TEST(test_rc_loopback_send_delivers_message_to_posted_receive)
 	struct smoke s;
 
 	smoke_setup(&s);
-	struct ibv_sge rsge = { .addr = (uintptr_t)s.buf[1], .length = SMOKE_BUF_SIZE, .lkey = s.mr[1]->lkey };
+	struct ibv_sge rsge = { .addr = (uintptr_t)s.buf[1],
+				.length = SMOKE_BUF_SIZE,
+				.lkey = s.mr[1]->lkey };
 	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &rsge, .num_sge = 1 }, *bad_rwr;
 	ck_assert_msg(ibv_post_recv(s.qp[1], &rwr, &bad_rwr) == 0, "ibv_post_recv failed");
 
 	memcpy(s.buf[0], msg, sizeof(msg));
-	struct ibv_sge ssge = { .addr = (uintptr_t)s.buf[0], .length = sizeof(msg), .lkey = s.mr[0]->lkey };
+	struct ibv_sge ssge = { .addr = (uintptr_t)s.buf[0],
+				.length = sizeof(msg),
+				.lkey = s.mr[0]->lkey };
 	struct ibv_send_wr swr = {
 		.wr_id = 2,
 		.sg_list = &ssge,
@@ -204,17 +213,19 @@ START_TEST(test_rc_loopback_send_delivers_message_to_posted_receive)
 		ck_assert_msg(n >= 0, "ibv_poll_cq failed");
 		got += n;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		ck_assert_msg(now.tv_sec - start.tv_sec < 5, "expected 2 completions within 5 s, got %d", got);
+		ck_assert_msg(now.tv_sec - start.tv_sec < 5,
+			      "expected 2 completions within 5 s, got %d", got);
 	}
 	for (int i = 0; i < 2; i++) {
 		ck_assert_msg(wc[i].status == IBV_WC_SUCCESS, "expected success, got %s",
 			      ibv_wc_status_str(wc[i].status));
 		if (wc[i].wr_id == 1)
-			ck_assert_msg(wc[i].byte_len == sizeof(msg), "expected %zu bytes received, got %u",
-				      sizeof(msg), wc[i].byte_len);
+			ck_assert_msg(wc[i].byte_len == sizeof(msg),
+				      "expected %zu bytes received, got %u", sizeof(msg),
+				      wc[i].byte_len);
 	}
-	ck_assert_msg(memcmp(s.buf[1], msg, sizeof(msg)) == 0, "expected \"%s\" received, got \"%.*s\"",
-		      msg, (int)sizeof(msg), s.buf[1]);
+	ck_assert_msg(memcmp(s.buf[1], msg, sizeof(msg)) == 0,
+		      "expected \"%s\" received, got \"%.*s\"", msg, (int)sizeof(msg), s.buf[1]);
 	smoke_teardown(&s);
 }
 END_TEST
@@ -226,7 +237,9 @@ START_TEST(test_rc_loopback_rdma_write_lands_in_remote_buffer)
 	smoke_setup(&s);
 	for (int i = 0; i < SMOKE_BUF_SIZE; i++)
 		s.buf[0][i] = (char)(i * 7 + 3);
-	struct ibv_sge sge = { .addr = (uintptr_t)s.buf[0], .length = SMOKE_BUF_SIZE, .lkey = s.mr[0]->lkey };
+	struct ibv_sge sge = { .addr = (uintptr_t)s.buf[0],
+			       .length = SMOKE_BUF_SIZE,
+			       .lkey = s.mr[0]->lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = 3,
 		.sg_list = &sge,
@@ -238,7 +251,8 @@ START_TEST(test_rc_loopback_rdma_write_lands_in_remote_buffer)
 	ck_assert_msg(ibv_post_send(s.qp[0], &wr, &bad) == 0, "ibv_post_send (RDMA write) failed");
 	smoke_wait(&s, 3);
 	ck_assert_msg(memcmp(s.buf[0], s.buf[1], SMOKE_BUF_SIZE) == 0,
-		      "expected the %d written bytes in the remote buffer, they differ", SMOKE_BUF_SIZE);
+		      "expected the %d written bytes in the remote buffer, they differ",
+		      SMOKE_BUF_SIZE);
 	smoke_teardown(&s);
 }
 END_TEST
