@@ -60,7 +60,7 @@ $(UNIT_TESTS) $(RDMA_TESTS): $(BUILD)/%: $(BUILD)/%.o $(HARNESS_OBJ) $(FW_LIB)
 test:
 	@scripts/deps ensure
 	@$(MAKE) --no-print-directory build
-	@scripts/run-tests --mode $(RDMA_MODE) --unit "$(UNIT_TESTS)" --rdma "$(RDMA_TESTS)" \
+	@scripts/run-tests --mode $(RDMA_MODE) --unit "$(UNIT_TESTS)" --rdma "$(RDMA_TESTS)" --memcheck \
 		--stubs-check "scripts/gen-stubs --check" \
 		--also "$(CHECK_LABS_RUN)" --report "$(MAKE) --no-print-directory -s check-labs-report"
 
