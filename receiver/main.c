@@ -1,0 +1,56 @@
+/*
+ * main.c: rdmalab-receiver, the Lab 3 reference receiver. Serves senders
+ * (docs/protocol.md), or with --verify checks one key offline.
+ * See docs/receiver.md.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "receiver.h"
+
+/* Load the secret CFG names (or the self-study one) into BUF; its length or -errno. */
+static int load_secret(const struct rcv_config *cfg, uint8_t *buf, size_t size)
+{
+	if (cfg->self_study) {
+		memcpy(buf, RCV_SELF_STUDY_SECRET, sizeof(RCV_SELF_STUDY_SECRET) - 1);
+		return (int)sizeof(RCV_SELF_STUDY_SECRET) - 1;
+	}
+	return rcv_load_secret(cfg->secret_file, buf, size);
+}
+
+/* --verify ID KEY: print one verdict line; 0 if KEY is ID's key, else 1. */
+static int verify(const struct rcv_config *cfg, const uint8_t *secret, size_t len)
+{
+	const char *kind = cfg->self_study ? " (self-study secret)" : "";
+
+	if (rcv_key_matches(secret, len, cfg->verify_id, cfg->verify_key)) {
+		printf("ok: %s is the key of '%s'%s\n", cfg->verify_key, cfg->verify_id, kind);
+		return 0;
+	}
+	printf("BAD: %s is not the key of '%s'%s\n", cfg->verify_key, cfg->verify_id, kind);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	uint8_t secret[RCV_SECRET_MAX];
+	struct rcv_config cfg;
+	int len, ret;
+
+	if (rcv_parse_args(argc, argv, getenv, &cfg))
+		return 2;
+	if (cfg.common.help) {
+		rcv_usage(stdout, cfg.common.prog);
+		return 0;
+	}
+	rl_log_set_level(cfg.common.verbose);
+	len = load_secret(&cfg, secret, sizeof(secret));
+	if (len < 0)
+		return 2;
+	if (cfg.verify_id)
+		ret = verify(&cfg, secret, (size_t)len);
+	else
+		ret = rcv_serve(&cfg, secret, (size_t)len) ? 1 : 0;
+	memset(secret, 0, sizeof(secret));
+	return ret;
+}

@@ -1,0 +1,272 @@
+/* receiver_fixture.c: start, watch and stop rdmalab-receiver for the RDMA tests. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "receiver_fixture.h"
+
+int rf_timeout_ms(int base_ms)
+{
+	const char *s = getenv("CK_TIMEOUT_MULTIPLIER");
+	double m = s && *s ? atof(s) : 1.0;
+
+	return (int)(base_ms * (m > 0 ? m : 1.0));
+}
+
+/* The receiver binary: $RDMALAB_RECEIVER, else build/bin next to this test's build/. */
+static void rf_receiver_path(char *buf, size_t size)
+{
+	const char *env = getenv("RDMALAB_RECEIVER");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(buf, size, "%s", env);
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ck_assert_msg(n > 0, "readlink /proc/self/exe: %s", strerror(errno));
+	exe[n] = '\0';
+	/* build/tests/rdma/test_x -> build/bin/rdmalab-receiver */
+	snprintf(buf, size, "%s/../../bin/rdmalab-receiver", dirname(exe));
+}
+
+/* A port nobody listens on: bind an rdma_cm id to port 0 and let it go. */
+static uint16_t rf_free_port(const char *addr)
+{
+	struct rdma_event_channel *ch = rl_cm_create_channel();
+	struct rdma_cm_id *id;
+	uint16_t port = 0;
+
+	ck_assert_msg(ch, "expected an rdma_cm channel (see stderr)");
+	ck_assert_msg(!rl_cm_listen(ch, addr, 0, &id, &port), "could not bind %s:0", addr);
+	rl_cm_destroy(id);
+	rdma_destroy_event_channel(ch);
+	return port;
+}
+
+/* Write the secret file, mode 600. */
+static void rf_write_secret(struct rf_receiver *rf)
+{
+	int fd;
+
+	rf_fill(rf->secret, sizeof(rf->secret), (unsigned)getpid());
+	rf->secret_len = sizeof(rf->secret);
+	snprintf(rf->secret_path, sizeof(rf->secret_path), "%s/secret", rf->dir);
+	fd = open(rf->secret_path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_msg(fd >= 0, "create %s: %s", rf->secret_path, strerror(errno));
+	ck_assert_int_eq(write(fd, rf->secret, rf->secret_len), (ssize_t)rf->secret_len);
+	close(fd);
+}
+
+/* Read all of PATH (malloc'd, NUL-terminated; empty if missing). */
+static char *rf_read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	size_t len = 0, cap = 4096, n;
+	char *buf = malloc(cap);
+
+	ck_assert_ptr_nonnull(buf);
+	while (f && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		if (cap - len < 2048) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			ck_assert_ptr_nonnull(buf);
+		}
+	}
+	buf[len] = '\0';
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+char *rf_log(const struct rf_receiver *rf)
+{
+	return rf_read_file(rf->log_path);
+}
+
+/* Exec the receiver in the child, its output into the log file. */
+static void rf_exec(const struct rf_receiver *rf, const char *const *extra)
+{
+	const char *argv[RF_MAX_ARGS + 16];
+	char path[PATH_MAX], port[8];
+	int n = 0, fd;
+
+	rf_receiver_path(path, sizeof(path));
+	snprintf(port, sizeof(port), "%u", rf->port);
+	argv[n++] = path;
+	argv[n++] = "--secret-file";
+	argv[n++] = rf->secret_path;
+	argv[n++] = "--results";
+	argv[n++] = rf->results_path;
+	argv[n++] = "-p";
+	argv[n++] = port;
+	argv[n++] = "-v";
+	while (extra && *extra && n < RF_MAX_ARGS + 12)
+		argv[n++] = *extra++;
+	argv[n++] = rf->addr;
+	argv[n] = NULL;
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	fd = open(rf->log_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+	if (fd >= 0) {
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+	}
+	execv(path, (char *const *)argv);
+	fprintf(stderr, "exec %s: %s\n", path, strerror(errno));
+	_exit(127);
+}
+
+void rf_start(struct rf_receiver *rf, const char *const *extra)
+{
+	int waited, status, limit = rf_timeout_ms(10000);
+	char *log;
+
+	memset(rf, 0, sizeof(*rf));
+	rf->addr = getenv("RDMALAB_ADDR");
+	ck_assert_msg(rf->addr && *rf->addr, "RDMALAB_ADDR is not set: run with 'make rdma-test'");
+	snprintf(rf->dir, sizeof(rf->dir), "/tmp/rdmalab-receiver-XXXXXX");
+	ck_assert_msg(mkdtemp(rf->dir), "mkdtemp: %s", strerror(errno));
+	rf_write_secret(rf);
+	snprintf(rf->results_path, sizeof(rf->results_path), "%s/results.jsonl", rf->dir);
+	snprintf(rf->log_path, sizeof(rf->log_path), "%s/receiver.log", rf->dir);
+	rf->port = rf_free_port(rf->addr);
+	rf->pid = fork();
+	ck_assert_msg(rf->pid >= 0, "fork: %s", strerror(errno));
+	if (rf->pid == 0)
+		rf_exec(rf, extra);
+	for (waited = 0; waited < limit; waited += 20) {
+		log = rf_log(rf);
+		if (strstr(log, "listening on")) {
+			free(log);
+			return;
+		}
+		if (waitpid(rf->pid, &status, WNOHANG) == rf->pid) {
+			rf->pid = 0;
+			ck_abort_msg("receiver exited before listening; its output:\n%s", log);
+		}
+		free(log);
+		usleep(20000);
+	}
+	ck_abort_msg("receiver did not say 'listening on' within %d ms", limit);
+}
+
+int rf_stop(struct rf_receiver *rf)
+{
+	char path[128];
+	int status = -1;
+
+	if (rf->pid > 0) {
+		kill(rf->pid, SIGTERM);
+		waitpid(rf->pid, &status, 0);
+		rf->pid = 0;
+	}
+	if (getenv("RDMALAB_KEEP_TEST_FILES"))
+		return status;
+	unlink(rf->secret_path);
+	unlink(rf->results_path);
+	unlink(rf->log_path);
+	snprintf(path, sizeof(path), "%s", rf->dir);
+	rmdir(path);
+	return status;
+}
+
+struct rs_opts rf_sender(const struct rf_receiver *rf, const uint8_t *data, uint64_t n,
+			 const char *id)
+{
+	return (struct rs_opts){
+		.addr = rf->addr,
+		.port = rf->port,
+		.data = data,
+		.size = n,
+		.id = id,
+		.timeout_ms = rf_timeout_ms(RS_DEFAULT_TIMEOUT_MS),
+	};
+}
+
+void rf_expected_key(const struct rf_receiver *rf, const char *id, char key[RCV_KEY_LEN + 1])
+{
+	ck_assert_int_eq(rcv_key_for(rf->secret, rf->secret_len, id, key), 0);
+}
+
+void rf_fill(uint8_t *buf, size_t n, unsigned seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		buf[i] = (uint8_t)x;
+	}
+}
+
+bool rf_wait_line(const struct rf_receiver *rf, const char *peer, int timeout_ms, char *line,
+		  size_t size)
+{
+	char needle[96], *all, *hit, *end;
+	int waited;
+
+	snprintf(needle, sizeof(needle), "\"peer\":\"%s\"", peer);
+	for (waited = 0;; waited += 20) {
+		all = rf_read_file(rf->results_path);
+		hit = strstr(all, needle);
+		if (hit) {
+			while (hit > all && hit[-1] != '\n')
+				hit--;
+			end = strchr(hit, '\n');
+			snprintf(line, size, "%.*s", (int)(end ? end - hit : (long)strlen(hit)),
+				 hit);
+			free(all);
+			return true;
+		}
+		free(all);
+		if (waited >= timeout_ms)
+			return false;
+		usleep(20000);
+	}
+}
+
+int rf_count_lines(const struct rf_receiver *rf)
+{
+	char *all = rf_read_file(rf->results_path), *p;
+	int n = 0;
+
+	for (p = all; *p; p++)
+		n += *p == '\n';
+	free(all);
+	return n;
+}
+
+static void *rf_job_main(void *arg)
+{
+	struct rf_job *job = arg;
+
+	job->ret = rs_send_file(&job->o, &job->r);
+	return NULL;
+}
+
+void rf_run(struct rf_job *job)
+{
+	ck_assert_msg(!pthread_create(&job->thread, NULL, rf_job_main, job),
+		      "pthread_create failed");
+}
+
+int rf_join(struct rf_job *job)
+{
+	pthread_join(job->thread, NULL);
+	return job->ret;
+}
