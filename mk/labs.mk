@@ -31,10 +31,10 @@ $(BUILD)/$(1)/lab$(2)/tests/%.o: tests/lab$(2)/%.c
 	@mkdir -p $$(@D)
 	$$(CC) $$(CPPFLAGS) -I$(1)/lab$(2) $$(CFLAGS) -c -o $$@ $$<
 
-$$($(1)_lab$(2)_TESTS): %: %.o $$($(1)_lab$(2)_HELPERS) $$($(1)_lab$(2)_OBJS) $$(HARNESS_OBJ)
+$$($(1)_lab$(2)_TESTS): %: %.o $$($(1)_lab$(2)_HELPERS) $$($(1)_lab$(2)_OBJS) $$(HARNESS_OBJ) $$(FW_LIB)
 	$$(CC) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
 
-$$($(1)_lab$(2)_PROG): $(BUILD)/$(1)/lab$(2)/main.o $$($(1)_lab$(2)_OBJS)
+$$($(1)_lab$(2)_PROG): $(BUILD)/$(1)/lab$(2)/main.o $$($(1)_lab$(2)_OBJS) $$(FW_LIB)
 	$$(CC) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
 $(foreach tree,$(LAB_TREES),$(foreach n,$(LABS),$(eval $(call lab_rules,$(tree),$(n)))))

@@ -1,0 +1,40 @@
+/* main.c: lab1, a server and a client connect RC QPs by hand, then send and RDMA-write. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lab1.h"
+
+#define LAB1_CLIENT_MSG "hello from the lab1 client"
+#define LAB1_CLIENT_TEXT "written by RDMA into the server's memory"
+
+/*
+ * The environment, except RDMALAB_ADDR: the server address comes from the
+ * command line only, since its absence is what makes this the server.
+ */
+static char *env_without_addr(const char *name)
+{
+	return strcmp(name, "RDMALAB_ADDR") ? getenv(name) : NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct lab1_received got;
+	struct rl_args args;
+	int ret;
+
+	if (rl_parse_args_env(argc, argv, env_without_addr, &args))
+		return EXIT_FAILURE;
+	if (args.help || args.nrest > 0) {
+		rl_usage(args.help ? stdout : stderr, args.prog, "[SERVER_ADDR]");
+		fprintf(args.help ? stdout : stderr,
+			"Without SERVER_ADDR, wait for a client on --port; with it, connect to it.\n");
+		return args.help ? EXIT_SUCCESS : EXIT_FAILURE;
+	}
+	rl_log_set_level(args.verbose);
+
+	if (args.addr)
+		ret = lab1_run_client(&args, LAB1_CLIENT_MSG, LAB1_CLIENT_TEXT);
+	else
+		ret = lab1_run_server(&args, &got);
+	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
+}

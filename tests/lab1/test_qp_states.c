@@ -1,0 +1,303 @@
+/* test_qp_states.c: Lab 1 steps 5 to 7: each transition, checked with ibv_query_qp. */
+#include <string.h>
+
+#include "fixture.h"
+#include "lab1.h"
+
+/* A fresh RC QP in RESET, built with plain verbs, and a second one to aim it at. */
+struct qps {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp, *peer;
+};
+
+static void make_qps(struct qps *q)
+{
+	q->ctx = fx_open();
+	q->pd = fx_pd(q->ctx);
+	q->cq = fx_cq(q->ctx);
+	q->qp = fx_qp(q->pd, q->cq);
+	q->peer = fx_qp(q->pd, q->cq);
+}
+
+/* What a peer on this device would send us about PEER: QPN, PSN, our own GID. */
+static struct lab1_dest peer_dest(struct ibv_qp *peer)
+{
+	struct lab1_dest d = { .qpn = peer->qp_num, .psn = 0xabcdef };
+
+	ck_assert_int_eq(ibv_query_gid(peer->context, fx_port(), fx_gid_index(), &d.gid), 0);
+	return d;
+}
+
+static void expect_state(struct ibv_qp *qp, enum ibv_qp_state want)
+{
+	enum ibv_qp_state got = fx_state(qp);
+
+	ck_assert_msg(got == want, "expected state %s (ibv_query_qp), got %s", fx_state_str(want),
+		      fx_state_str(got));
+}
+
+/* Step 5 */
+
+START_TEST(init_moves_the_qp_to_init_on_the_given_port)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	struct qps q;
+	int ret;
+
+	make_qps(&q);
+	ret = lab1_qp_to_init(q.qp, fx_port());
+	ck_assert_msg(ret == 0, "expected lab1_qp_to_init to return 0, got %d (%s)", ret,
+		      strerror(-ret));
+	fx_query(q.qp, &attr, &init);
+	ck_assert_msg(attr.qp_state == IBV_QPS_INIT, "expected state INIT, got %s",
+		      fx_state_str(attr.qp_state));
+	ck_assert_msg(attr.port_num == fx_port(), "expected port_num %u, got %u", fx_port(),
+		      attr.port_num);
+	ck_assert_msg(attr.pkey_index == 0, "expected pkey_index 0, got %u", attr.pkey_index);
+}
+END_TEST
+
+START_TEST(init_grants_the_peer_remote_write)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	struct qps q;
+
+	make_qps(&q);
+	ck_assert_int_eq(lab1_qp_to_init(q.qp, fx_port()), 0);
+	fx_query(q.qp, &attr, &init);
+	ck_assert_msg(attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE,
+		      "expected IBV_ACCESS_REMOTE_WRITE in qp_access_flags, got 0x%x",
+		      attr.qp_access_flags);
+}
+END_TEST
+
+START_TEST(init_on_a_port_the_device_lacks_fails_with_einval)
+{
+	struct qps q;
+	int ret;
+
+	make_qps(&q);
+	ret = lab1_qp_to_init(q.qp, 77);
+	ck_assert_msg(ret == -EINVAL, "expected -EINVAL (%d) for port 77, got %d (%s)", -EINVAL,
+		      ret, strerror(-ret));
+	expect_state(q.qp, IBV_QPS_RESET);
+}
+END_TEST
+
+/* Step 6 */
+
+/* Q's QP in INIT (plain verbs), then INIT -> RTR by the lab's code, aimed at Q's peer. */
+static struct lab1_dest to_rtr(struct qps *q)
+{
+	struct lab1_dest remote;
+	int ret;
+
+	make_qps(q);
+	remote = peer_dest(q->peer);
+	fx_to_init(q->qp);
+	ret = lab1_qp_to_rtr(q->qp, fx_port(), fx_gid_index(), &remote);
+	ck_assert_msg(ret == 0, "expected lab1_qp_to_rtr to return 0, got %d (%s)", ret,
+		      strerror(-ret));
+	return remote;
+}
+
+START_TEST(rtr_aims_the_qp_at_the_peers_qpn_and_psn)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	struct qps q;
+	struct lab1_dest remote = to_rtr(&q);
+
+	fx_query(q.qp, &attr, &init);
+	ck_assert_msg(attr.qp_state == IBV_QPS_RTR, "expected state RTR, got %s",
+		      fx_state_str(attr.qp_state));
+	ck_assert_msg(attr.dest_qp_num == remote.qpn, "expected dest_qp_num 0x%x, got 0x%x",
+		      remote.qpn, attr.dest_qp_num);
+	ck_assert_msg(attr.rq_psn == remote.psn, "expected rq_psn 0x%x (the peer's PSN), got 0x%x",
+		      remote.psn, attr.rq_psn);
+}
+END_TEST
+
+START_TEST(rtr_uses_the_ports_active_mtu)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_port_attr port;
+	struct ibv_qp_attr attr;
+	struct qps q;
+
+	to_rtr(&q);
+	fx_query(q.qp, &attr, &init);
+	ck_assert_int_eq(ibv_query_port(q.ctx, fx_port(), &port), 0);
+	ck_assert_msg(attr.path_mtu == port.active_mtu,
+		      "expected path_mtu %d (the port's active_mtu, %d bytes), got %d",
+		      port.active_mtu, 128 << port.active_mtu, attr.path_mtu);
+}
+END_TEST
+
+START_TEST(rtr_routes_by_gid_from_the_chosen_index)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	char want[RL_GID_STR_LEN], got[RL_GID_STR_LEN];
+	struct qps q;
+	struct lab1_dest remote = to_rtr(&q);
+
+	fx_query(q.qp, &attr, &init);
+	ck_assert_msg(attr.ah_attr.is_global == 1,
+		      "expected ah_attr.is_global 1 (RoCE needs a GRH), got %u",
+		      attr.ah_attr.is_global);
+	rl_gid_str(&remote.gid, want);
+	rl_gid_str(&attr.ah_attr.grh.dgid, got);
+	ck_assert_msg(memcmp(&attr.ah_attr.grh.dgid, &remote.gid, 16) == 0,
+		      "expected dgid %s (the peer's GID), got %s", want, got);
+	ck_assert_msg(attr.ah_attr.grh.sgid_index == fx_gid_index(),
+		      "expected sgid_index %d (RDMALAB_GID_INDEX), got %u", fx_gid_index(),
+		      attr.ah_attr.grh.sgid_index);
+	ck_assert_msg(attr.ah_attr.port_num == fx_port(), "expected ah_attr.port_num %u, got %u",
+		      fx_port(), attr.ah_attr.port_num);
+}
+END_TEST
+
+START_TEST(rtr_straight_from_reset_fails_with_einval)
+{
+	struct lab1_dest remote;
+	struct qps q;
+	int ret;
+
+	make_qps(&q);
+	remote = peer_dest(q.peer);
+	ret = lab1_qp_to_rtr(q.qp, fx_port(), fx_gid_index(), &remote);
+	ck_assert_msg(ret == -EINVAL, "expected -EINVAL (%d) for RESET -> RTR, got %d (%s)",
+		      -EINVAL, ret, strerror(-ret));
+	expect_state(q.qp, IBV_QPS_RESET);
+}
+END_TEST
+
+START_TEST(rtr_without_the_address_vector_fails_where_lab1_qp_to_rtr_succeeds)
+{
+	struct ibv_port_attr port;
+	struct lab1_dest remote;
+	struct ibv_qp_attr attr;
+	struct qps q;
+	int ret;
+
+	make_qps(&q);
+	remote = peer_dest(q.peer);
+	fx_to_init(q.qp);
+	ck_assert_int_eq(ibv_query_port(q.ctx, fx_port(), &port), 0);
+	attr = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = port.active_mtu,
+		.dest_qp_num = remote.qpn,
+		.rq_psn = remote.psn,
+		.max_dest_rd_atomic = 1,
+		.min_rnr_timer = 12,
+	};
+	ret = ibv_modify_qp(q.qp, &attr,
+			    IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	ck_assert_msg(ret == EINVAL, "expected EINVAL from INIT -> RTR without IBV_QP_AV, got %d",
+		      ret);
+	ret = lab1_qp_to_rtr(q.qp, fx_port(), fx_gid_index(), &remote);
+	ck_assert_msg(ret == 0, "expected lab1_qp_to_rtr to return 0, got %d (%s)", ret,
+		      strerror(-ret));
+	expect_state(q.qp, IBV_QPS_RTR);
+}
+END_TEST
+
+/* Step 7 */
+
+/* Q's QP in RTR (plain verbs), then RTR -> RTS by the lab's code from PSN. */
+static void to_rts(struct qps *q, uint32_t psn)
+{
+	int ret;
+
+	make_qps(q);
+	fx_to_init(q->qp);
+	fx_to_rtr(q->qp, q->peer);
+	ret = lab1_qp_to_rts(q->qp, psn);
+	ck_assert_msg(ret == 0, "expected lab1_qp_to_rts to return 0, got %d (%s)", ret,
+		      strerror(-ret));
+}
+
+START_TEST(rts_sends_from_the_psn_given)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	struct qps q;
+
+	to_rts(&q, 0x123456);
+	fx_query(q.qp, &attr, &init);
+	ck_assert_msg(attr.qp_state == IBV_QPS_RTS, "expected state RTS, got %s",
+		      fx_state_str(attr.qp_state));
+	ck_assert_msg(attr.sq_psn == 0x123456, "expected sq_psn 0x123456, got 0x%x", attr.sq_psn);
+}
+END_TEST
+
+START_TEST(rts_sets_finite_timeouts_and_retries)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	struct qps q;
+
+	to_rts(&q, 1);
+	fx_query(q.qp, &attr, &init);
+	ck_assert_msg(attr.timeout >= 1 && attr.timeout <= 31,
+		      "expected an ACK timeout from 1 to 31 (0 waits for ever), got %u",
+		      attr.timeout);
+	ck_assert_msg(attr.retry_cnt >= 1 && attr.retry_cnt <= 7,
+		      "expected retry_cnt from 1 to 7, got %u", attr.retry_cnt);
+	ck_assert_msg(attr.rnr_retry >= 1 && attr.rnr_retry <= 6,
+		      "expected rnr_retry from 1 to 6 (7 retries for ever and hides a missing "
+		      "receive), got %u",
+		      attr.rnr_retry);
+}
+END_TEST
+
+START_TEST(rts_straight_from_init_fails_with_einval)
+{
+	struct qps q;
+	int ret;
+
+	make_qps(&q);
+	fx_to_init(q.qp);
+	ret = lab1_qp_to_rts(q.qp, 1);
+	ck_assert_msg(ret == -EINVAL, "expected -EINVAL (%d) for INIT -> RTS, got %d (%s)", -EINVAL,
+		      ret, strerror(-ret));
+	expect_state(q.qp, IBV_QPS_INIT);
+}
+END_TEST
+
+Suite *rl_test_suite(void)
+{
+	Suite *s = suite_create("lab1 QP states");
+	TCase *step5 = tcase_create("step5");
+	TCase *step6 = tcase_create("step6");
+	TCase *step7 = tcase_create("step7");
+
+	tcase_add_test(step5, init_moves_the_qp_to_init_on_the_given_port);
+	tcase_add_test(step5, init_grants_the_peer_remote_write);
+	tcase_add_test(step5, init_on_a_port_the_device_lacks_fails_with_einval);
+
+	tcase_add_test(step6, rtr_aims_the_qp_at_the_peers_qpn_and_psn);
+	tcase_add_test(step6, rtr_uses_the_ports_active_mtu);
+	tcase_add_test(step6, rtr_routes_by_gid_from_the_chosen_index);
+	tcase_add_test(step6, rtr_straight_from_reset_fails_with_einval);
+	tcase_add_test(step6, rtr_without_the_address_vector_fails_where_lab1_qp_to_rtr_succeeds);
+
+	tcase_add_test(step7, rts_sends_from_the_psn_given);
+	tcase_add_test(step7, rts_sets_finite_timeouts_and_retries);
+	tcase_add_test(step7, rts_straight_from_init_fails_with_einval);
+
+	suite_add_tcase(s, step5);
+	suite_add_tcase(s, step6);
+	suite_add_tcase(s, step7);
+	tcase_set_timeout(step5, RL_TEST_TIMEOUT_RDMA);
+	tcase_set_timeout(step6, RL_TEST_TIMEOUT_RDMA);
+	tcase_set_timeout(step7, RL_TEST_TIMEOUT_RDMA);
+	return s;
+}
