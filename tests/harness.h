@@ -15,7 +15,7 @@ Suite *rl_test_suite(void);
  * by CK_TIMEOUT_MULTIPLIER, the one knob for slow machines.
  */
 #define RL_TEST_TIMEOUT_UNIT 10
-#define RL_TEST_TIMEOUT_RDMA 60
+#define RL_TEST_TIMEOUT_RDMA 120
 
 /*
  * The RDMA device the environment names (RDMALAB_DEVICE, set by vm/run-rdma).

@@ -32,30 +32,27 @@ START_TEST(test_fault_bad_hash_answers_bad_and_gives_no_key)
 }
 END_TEST
 
+/* A loop test: one run per step k = 1..7, each with its own timeout. */
 START_TEST(test_fault_drop_ends_the_connection_at_each_step)
 {
 	struct rf_receiver rf;
 	struct rs_opts o;
 	struct rs_result r;
 	char line[1024], step[8], want[32];
-	int k;
+	int k = _i;
 
 	rf_fill(data, sizeof(data), 2);
-	for (k = 1; k <= 7; k++) {
-		snprintf(step, sizeof(step), "%d", k);
-		rf_start(&rf, (const char *const[]){ "--fault-drop", step, NULL });
-		o = rf_sender(&rf, data, sizeof(data), "s-drop");
-		ck_assert_msg(rs_send_file(&o, &r) != 0, "drop at %d: expected no key, got %s", k,
-			      r.key);
-		ck_assert_msg(!r.got_error, "drop at %d: expected a bare disconnect, got: %s", k,
-			      r.what);
-		ck_assert_msg(rf_wait_line(&rf, r.peer, rf_timeout_ms(5000), line, sizeof(line)),
-			      "drop at %d: no results line for %s", k, r.peer);
-		snprintf(want, sizeof(want), "dropped at step %d", k);
-		ck_assert_msg(strstr(line, want) && strstr(line, "\"key_issued\":false"),
-			      "drop at %d: expected '%s' and no key, got %s", k, want, line);
-		rf_stop(&rf);
-	}
+	snprintf(step, sizeof(step), "%d", k);
+	rf_start(&rf, (const char *const[]){ "--fault-drop", step, NULL });
+	o = rf_sender(&rf, data, sizeof(data), "s-drop");
+	ck_assert_msg(rs_send_file(&o, &r) != 0, "drop at %d: expected no key, got %s", k, r.key);
+	ck_assert_msg(!r.got_error, "drop at %d: expected a bare disconnect, got: %s", k, r.what);
+	ck_assert_msg(rf_wait_line(&rf, r.peer, rf_timeout_ms(5000), line, sizeof(line)),
+		      "drop at %d: no results line for %s", k, r.peer);
+	snprintf(want, sizeof(want), "dropped at step %d", k);
+	ck_assert_msg(strstr(line, want) && strstr(line, "\"key_issued\":false"),
+		      "drop at %d: expected '%s' and no key, got %s", k, want, line);
+	rf_stop(&rf);
 }
 END_TEST
 
@@ -90,7 +87,7 @@ Suite *rl_test_suite(void)
 
 	tcase_set_timeout(tc, RL_TEST_TIMEOUT_RDMA);
 	tcase_add_test(tc, test_fault_bad_hash_answers_bad_and_gives_no_key);
-	tcase_add_test(tc, test_fault_drop_ends_the_connection_at_each_step);
+	tcase_add_loop_test(tc, test_fault_drop_ends_the_connection_at_each_step, 1, 8);
 	tcase_add_test(tc, test_fault_delay_holds_the_reply_back);
 	suite_add_tcase(s, tc);
 	return s;
