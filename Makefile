@@ -57,11 +57,14 @@ $(UNIT_TESTS) $(RDMA_TESTS): $(BUILD)/%: $(BUILD)/%.o $(HARNESS_OBJ) $(FW_LIB)
 # make test: install what is missing (as root), build, run the host unit
 # tests, then the RDMA tests natively or in one boot of the Soft-RoCE VM.
 # The lab step tests run in the same boot; their tables are printed after.
+# The protocol decoder is fuzzed for TEST_FUZZ_SECONDS on the way.
+TEST_FUZZ_SECONDS ?= 20
 test:
 	@scripts/deps ensure
 	@$(MAKE) --no-print-directory build
 	@scripts/run-tests --mode $(RDMA_MODE) --unit "$(UNIT_TESTS)" --rdma "$(RDMA_TESTS)" --memcheck \
 		--stubs-check "scripts/gen-stubs --check" \
+		--fuzz "$(MAKE) --no-print-directory -s fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)" \
 		--also "$(CHECK_LABS_RUN)" --report "$(MAKE) --no-print-directory -s check-labs-report"
 
 unit-test: build
