@@ -1,0 +1,66 @@
+/* transfer.c: Lab 3 steps 3 and 4: register the file, then write each window the receiver grants. */
+#include <sys/mman.h>
+
+#include "lab3.h"
+
+/*
+ * Step 3a. Map the file into memory (f->data) and register it in PD
+ * (f->mr) so the NIC can read it for RDMA WRITEs. A 0-byte file needs
+ * neither: leave both NULL. Returns 0 or a negative errno.
+ */
+int lab3_register_file(struct ibv_pd *pd, struct lab3_file *f)
+{
+	/* TODO step 3
+	 * mmap() the file read-only, then ibv_reg_mr() it with access 0: our NIC
+	 * only reads these pages; no remote access, and no local write (the
+	 * mapping is read-only). Read: man mmap, man ibv_reg_mr.
+	 */
+	return rl_todo(3);
+}
+
+/*
+ * Step 3b. Wait for the receiver's next WINDOW into *W and check it: its
+ * index is f->windows, it starts where the last one ended (f->written) and
+ * ends inside the file. Returns 0, -EPROTO for a window that breaks those
+ * rules, or lab3_wait_msg()'s error.
+ */
+int lab3_wait_window(struct lab3_conn *c, const struct lab3_file *f, struct rl_msg_window *w)
+{
+	/* TODO step 3
+	 * Wait with lab3_wait_msg() for RL_MSG_WINDOW. Never trust the peer's
+	 * numbers: a window past the end of the file would make you send bytes
+	 * that are not the file's. Read: docs/protocol.md "Type 2, WINDOW".
+	 */
+	return rl_todo(3);
+}
+
+/*
+ * Step 4a. Write the file bytes [w->offset, w->offset + w->len) to the
+ * receiver's w->addr with w->rkey: RDMA WRITEs of at most LAB3_CHUNK bytes,
+ * at most LAB3_MAX_INFLIGHT of them posted at once, and wait until every one
+ * of them completed. Returns 0 or a negative errno.
+ */
+int lab3_write_window(struct lab3_conn *c, const struct lab3_file *f, const struct rl_msg_window *w)
+{
+	/* TODO step 4
+	 * One ibv_send_wr per chunk: opcode IBV_WR_RDMA_WRITE, the local bytes
+	 * with f->mr's lkey, the remote place with the window's addr and rkey.
+	 * Read: man ibv_post_send; lab3_wait_completion() in msg.c.
+	 */
+	return rl_todo(4);
+}
+
+/*
+ * Step 4b. The whole transfer: until every byte is written, take a window
+ * (step 3), write it, say so with WINDOW_DONE, count it in f->written and
+ * f->windows and update the progress bar. A 0-byte file has no window.
+ */
+int lab3_send_windows(struct lab3_conn *c, struct lab3_file *f)
+{
+	/* TODO step 4
+	 * Loop: lab3_wait_window(), lab3_write_window(), then a WINDOW_DONE with
+	 * the window's index and len, only once its writes completed.
+	 * Read: docs/protocol.md "The sender's state machine", steps 3 and 4.
+	 */
+	return rl_todo(4);
+}

@@ -1,0 +1,19 @@
+# lab3.mk: what Lab 3's step tests need besides mk/labs.mk's rules. They
+# start the reference receiver with tests/rdma/receiver_fixture.c, so they
+# compile against its header and link it (libreceiver-testkit.a), the
+# receiver's objects and the framework, and they run build/bin/rdmalab-receiver
+# and the lab3 program itself (order-only: they are run, not linked).
+#
+# (Included before labs.mk and receiver.mk: only variables of the Makefile
+# and literal paths here.)
+
+LAB3_TEST_NAMES := $(patsubst tests/lab3/%.c,%,$(wildcard tests/lab3/test_*.c))
+LAB3_LINK := $(BUILD)/lib/libreceiver-testkit.a $(BUILD)/lib/libreceiver.a $(FW_LIB)
+
+define lab3_test_rules
+$(BUILD)/$(1)/lab3/tests/%.o: private CPPFLAGS += -Ireceiver -Itests/rdma
+$(addprefix $(BUILD)/$(1)/lab3/tests/,$(LAB3_TEST_NAMES)): $(LAB3_LINK) | \
+	$(BUILD)/bin/rdmalab-receiver $(BUILD)/$(1)/lab3/lab3
+$(addprefix $(BUILD)/$(1)/lab3/tests/,$(LAB3_TEST_NAMES)): private LDLIBS := $(LAB3_LINK) $(LDLIBS)
+endef
+$(foreach tree,labs solutions,$(eval $(call lab3_test_rules,$(tree))))
