@@ -24,11 +24,15 @@ int rf_timeout_ms(int base_ms)
 	return (int)(base_ms * (m > 0 ? m : 1.0));
 }
 
-/* The receiver binary: $RDMALAB_RECEIVER, else build/bin next to this test's build/. */
+/*
+ * The receiver binary: $RDMALAB_RECEIVER, else build/bin/rdmalab-receiver in
+ * the nearest folder above this test program that has one (tests live at
+ * build/tests/rdma/ and at build/{labs,solutions}/labN/tests/).
+ */
 static void rf_receiver_path(char *buf, size_t size)
 {
 	const char *env = getenv("RDMALAB_RECEIVER");
-	char exe[PATH_MAX];
+	char exe[PATH_MAX], *dir = exe;
 	ssize_t n;
 
 	if (env && *env) {
@@ -38,8 +42,14 @@ static void rf_receiver_path(char *buf, size_t size)
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	ck_assert_msg(n > 0, "readlink /proc/self/exe: %s", strerror(errno));
 	exe[n] = '\0';
-	/* build/tests/rdma/test_x -> build/bin/rdmalab-receiver */
-	snprintf(buf, size, "%s/../../bin/rdmalab-receiver", dirname(exe));
+	for (int up = 0; up < 5; up++) {
+		dir = dirname(dir); /* cuts EXE at its last slash, in place */
+		if (snprintf(buf, size, "%s/bin/rdmalab-receiver", dir) >= (int)size)
+			break;
+		if (access(buf, X_OK) == 0)
+			return;
+	}
+	ck_abort_msg("expected build/bin/rdmalab-receiver above %s (run make), found none", dir);
 }
 
 /* A port nobody listens on: bind an rdma_cm id to port 0 and let it go. */
