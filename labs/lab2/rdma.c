@@ -1,0 +1,78 @@
+/* rdma.c: Lab 2 step 4: a region the peer may write and read, its MSG_MR, RDMA write and read. */
+#include "lab2.h"
+
+/*
+ * Step 4. Register LEN bytes at BUF in PD so that the peer may RDMA-write
+ * into them and RDMA-read them. Returns the MR, or NULL after printing why.
+ */
+struct ibv_mr *lab2_reg_remote_mr(struct ibv_pd *pd, void *buf, size_t len)
+{
+	/* TODO step 4
+	 * The access flags say what the PEER may do: REMOTE_WRITE and REMOTE_READ.
+	 * REMOTE_WRITE also needs LOCAL_WRITE (the NIC writes our memory).
+	 * Read: man ibv_reg_mr.
+	 */
+	rl_todo(4);
+	return NULL;
+}
+
+/*
+ * Step 4. Fill M with what the peer needs to name MR remotely: its address,
+ * its rkey and its length.
+ */
+void lab2_describe_mr(const struct ibv_mr *mr, struct lab2_mr_msg *m)
+{
+	/* TODO step 4
+	 * The lkey is for our own work requests; the peer names our memory with
+	 * the rkey. Send only these three numbers, never the struct ibv_mr.
+	 * Read: man ibv_reg_mr (lkey, rkey).
+	 */
+	rl_todo(4);
+	*m = (struct lab2_mr_msg){ 0 };
+}
+
+/*
+ * Step 4. Encode M as a MSG_MR (wire format in lab2.h) into BUF of LEN
+ * bytes. Returns LAB2_MR_WIRE_LEN, or -EMSGSIZE when BUF is too short.
+ */
+int lab2_encode_mr(const struct lab2_mr_msg *m, uint8_t *buf, size_t len)
+{
+	/* TODO step 4
+	 * Fixed-width fields, big-endian, in order: type, addr, rkey, len. The two
+	 * hosts may differ in byte order and struct padding.
+	 * Read: framework/rdmalab.h (rl_wire_*).
+	 */
+	return rl_todo(4);
+}
+
+/*
+ * Step 4. Decode a MSG_MR of LEN bytes at BUF into M. Returns 0, -EMSGSIZE
+ * when LEN is not LAB2_MR_WIRE_LEN, or -EPROTO when it is another message.
+ */
+int lab2_decode_mr(const uint8_t *buf, size_t len, struct lab2_mr_msg *m)
+{
+	/* TODO step 4
+	 * The mirror of lab2_encode_mr(). The bytes come from the network: check
+	 * the length and the type before trusting a field.
+	 * Read: framework/rdmalab.h (rl_wire_*).
+	 */
+	return rl_todo(4);
+}
+
+/*
+ * Step 4. Post a signaled RDMA WRITE (OP IBV_WR_RDMA_WRITE, wr_id
+ * LAB2_WR_WRITE) of LEN bytes at LOCAL to REMOTE_ADDR, or an RDMA READ
+ * (IBV_WR_RDMA_READ, LAB2_WR_READ) of LEN bytes at REMOTE_ADDR into LOCAL.
+ * LOCAL is inside C->rdma_mr; RKEY names the remote region. Returns 0, or
+ * a negative errno after printing why.
+ */
+int lab2_post_rdma(struct lab2_conn *c, enum ibv_wr_opcode op, void *local, uint32_t len,
+		   uint64_t remote_addr, uint32_t rkey)
+{
+	/* TODO step 4
+	 * Both are one-sided: the peer posts nothing and sees no completion. The
+	 * local SGE uses our lkey, wr.rdma the peer's address and rkey.
+	 * Read: man ibv_post_send (IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ).
+	 */
+	return rl_todo(4);
+}

@@ -1,0 +1,231 @@
+/*
+ * test_session.c: Lab 2 step 5 (disconnect and teardown) and the whole
+ * programs: the lab's client against the reference server, the lab's server
+ * against the reference client, and a peer that leaves early.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixture.h"
+#include "lab2.h"
+
+#define CLIENT_TEXT "written by the lab's client in a test"
+
+/* Step 5 */
+
+START_TEST(disconnect_ends_the_connection_at_both_sides)
+{
+	struct ref_opts o = ref_default();
+	struct lab2_conn c;
+	struct ref_peer r;
+	int ret;
+
+	o.no_recv = true; /* no ping-pong: the server only waits for our DISCONNECT */
+	ref_server_start(&r, &o);
+	fx_cm_client(&c, r.port);
+	ret = lab2_disconnect(&c);
+	ref_join(&r);
+	fx_ok(ret, "lab2_disconnect", 5);
+	ck_assert_msg(r.disconnected, "expected the reference server to see DISCONNECTED, %s",
+		      r.why[0] ? r.why : "it did not");
+	fx_cm_close(&c);
+}
+END_TEST
+
+START_TEST(wait_disconnected_returns_once_the_client_disconnects)
+{
+	struct ref_opts o = ref_default();
+	uint16_t port = fx_free_port();
+	struct lab2_conn c;
+	struct ref_peer r;
+	long start;
+	int ret;
+
+	o.quit_after = 0;
+	ref_client_start(&r, port, &o);
+	fx_cm_server(&c, port);
+	start = fx_now_ms();
+	ret = lab2_wait_disconnected(&c);
+	ref_join(&r);
+	fx_ok(ret, "lab2_wait_disconnected", 5);
+	ck_assert_msg(fx_now_ms() - start < FX_TIMEOUT_MS,
+		      "expected DISCONNECTED well before the timeout, took %ld ms",
+		      fx_now_ms() - start);
+	fx_cm_close(&c);
+}
+END_TEST
+
+START_TEST(destroy_frees_everything_and_clears_every_pointer)
+{
+	struct ref_opts o = ref_default();
+	struct lab2_conn c;
+	struct ref_peer r;
+	int ret, all = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+
+	o.quit_after = 0;
+	ref_server_start(&r, &o);
+	fx_cm_client(&c, r.port);
+	ref_join(&r);
+	c.rdma_buf = aligned_alloc(4096, LAB2_RDMA_SIZE);
+	c.rdma_mr = ibv_reg_mr(c.pd, c.rdma_buf, LAB2_RDMA_SIZE, all);
+	ck_assert(c.rdma_mr);
+	ret = lab2_destroy(&c);
+	free(c.rdma_buf);
+	c.rdma_buf = NULL;
+	ck_assert_msg(ret == 0, "expected lab2_destroy to return 0, got %d (%s)", ret,
+		      strerror(-ret));
+	ck_assert_msg(!c.qp && !c.rdma_mr && !c.msg_mr && !c.cq && !c.comp && !c.pd && !c.id &&
+			      !c.cm_ch,
+		      "expected every pointer NULL, got qp %p rdma_mr %p msg_mr %p cq %p comp %p "
+		      "pd %p id %p cm_ch %p",
+		      (void *)c.qp, (void *)c.rdma_mr, (void *)c.msg_mr, (void *)c.cq,
+		      (void *)c.comp, (void *)c.pd, (void *)c.id, (void *)c.cm_ch);
+}
+END_TEST
+
+/* The options a run takes, as the program would parse them. */
+static struct rl_args run_args(uint16_t port, const char *addr)
+{
+	return (struct rl_args){
+		.prog = "lab2", .ib_port = fx_port(), .gid_index = -1, .port = port, .addr = addr
+	};
+}
+
+START_TEST(lab2_client_against_the_reference_server_moves_every_payload)
+{
+	struct ref_opts o = ref_default();
+	struct lab2_result res;
+	struct rl_args args;
+	struct ref_peer r;
+	int ret;
+
+	ref_server_start(&r, &o);
+	args = run_args(r.port, fx_addr());
+	ret = lab2_run_client(&args, FX_TIMEOUT_MS, CLIENT_TEXT, &res);
+	ref_join(&r);
+	ck_assert_msg(ret == 0, "expected lab2_run_client to return 0, got %d (%s)%s%s", ret,
+		      strerror(-ret), r.why[0] ? "; " : "", r.why);
+	ck_assert_msg(r.round_trips == LAB2_PINGS && res.pongs == LAB2_PINGS,
+		      "expected %d pings checked by the server and %d pongs by the client, got %d "
+		      "and %d",
+		      LAB2_PINGS, LAB2_PINGS, r.round_trips, res.pongs);
+	ck_assert_msg(strcmp(r.text, CLIENT_TEXT) == 0,
+		      "expected \"%s\" RDMA-written into the server's buffer, got \"%s\"",
+		      CLIENT_TEXT, r.text);
+	ck_assert_msg(strcmp(res.text, FX_REF_TEXT) == 0,
+		      "expected the client to RDMA-read \"%s\", got \"%s\"", FX_REF_TEXT, res.text);
+	ck_assert_msg(r.disconnected, "expected the client to disconnect, the server saw no "
+				      "DISCONNECTED");
+}
+END_TEST
+
+START_TEST(lab2_server_against_the_reference_client_moves_every_payload)
+{
+	struct ref_opts o = ref_default();
+	uint16_t port = fx_free_port();
+	struct lab2_result res;
+	struct rl_args args = run_args(port, NULL);
+	struct ref_peer r;
+	int ret;
+
+	ref_client_start(&r, port, &o);
+	ret = lab2_run_server(&args, FX_TIMEOUT_MS, &res);
+	ref_join(&r);
+	ck_assert_msg(
+		r.write_status == IBV_WC_SUCCESS,
+		"expected the reference client's RDMA WRITE to succeed, got \"%s\"%s",
+		ibv_wc_status_str(r.write_status),
+		r.write_status == IBV_WC_REM_ACCESS_ERR ?
+			": expected rkey, got lkey? or an MR without IBV_ACCESS_REMOTE_WRITE" :
+			"");
+	ck_assert_msg(r.read_status == IBV_WC_SUCCESS,
+		      "expected the reference client's RDMA READ to succeed, got \"%s\"%s",
+		      ibv_wc_status_str(r.read_status),
+		      r.read_status == IBV_WC_REM_ACCESS_ERR ?
+			      ": an MR without IBV_ACCESS_REMOTE_READ, or responder_resources 0?" :
+			      "");
+	ck_assert_msg(ret == 0, "expected lab2_run_server to return 0, got %d (%s)%s%s", ret,
+		      strerror(-ret), r.why[0] ? "; " : "", r.why);
+	ck_assert_msg(r.round_trips == LAB2_PINGS && res.pongs == LAB2_PINGS,
+		      "expected %d pongs checked by the client and %d pings by the server, got %d "
+		      "and %d",
+		      LAB2_PINGS, LAB2_PINGS, r.round_trips, res.pongs);
+	ck_assert_msg(strcmp(res.text, FX_CLIENT_TEXT) == 0,
+		      "expected the server to find \"%s\" written into its buffer, got \"%s\"",
+		      FX_CLIENT_TEXT, res.text);
+	ck_assert_msg(strcmp(r.text, LAB2_SERVER_TEXT) == 0,
+		      "expected the client to RDMA-read \"%s\", got \"%s\"", LAB2_SERVER_TEXT,
+		      r.text);
+}
+END_TEST
+
+START_TEST(lab2_client_reports_a_server_that_leaves_early_without_hanging)
+{
+	struct ref_opts o = ref_default();
+	struct lab2_result res;
+	struct rl_args args;
+	struct ref_peer r;
+	long start, took;
+	int ret;
+
+	o.quit_after = 3;
+	ref_server_start(&r, &o);
+	args = run_args(r.port, fx_addr());
+	start = fx_now_ms();
+	ret = lab2_run_client(&args, 20000, CLIENT_TEXT, &res);
+	took = fx_now_ms() - start;
+	ref_join(&r);
+	ck_assert_msg(
+		ret == -ECONNRESET,
+		"expected -ECONNRESET once the server disconnected after 3 pings, got %d (%s)", ret,
+		strerror(-ret));
+	ck_assert_msg(took < 8000,
+		      "expected the error soon after the disconnect, not at the 20 s timeout; took "
+		      "%ld ms (watch the CM channel while waiting for completions)",
+		      took);
+}
+END_TEST
+
+START_TEST(lab2_server_reports_a_client_that_leaves_early_without_hanging)
+{
+	struct ref_opts o = ref_default();
+	uint16_t port = fx_free_port();
+	struct rl_args args = run_args(port, NULL);
+	struct lab2_result res;
+	struct ref_peer r;
+	long start, took;
+	int ret;
+
+	o.quit_after = 3;
+	ref_client_start(&r, port, &o);
+	start = fx_now_ms();
+	ret = lab2_run_server(&args, 20000, &res);
+	took = fx_now_ms() - start;
+	ref_join(&r);
+	ck_assert_msg(
+		ret == -ECONNRESET,
+		"expected -ECONNRESET once the client disconnected after 3 pings, got %d (%s)", ret,
+		strerror(-ret));
+	ck_assert_msg(took < 8000,
+		      "expected the error soon after the disconnect, not at the 20 s timeout; took "
+		      "%ld ms (watch the CM channel while waiting for completions)",
+		      took);
+}
+END_TEST
+
+Suite *rl_test_suite(void)
+{
+	Suite *s = suite_create("lab2 session");
+	TCase *step5 = tcase_create("step5");
+
+	tcase_add_test(step5, disconnect_ends_the_connection_at_both_sides);
+	tcase_add_test(step5, wait_disconnected_returns_once_the_client_disconnects);
+	tcase_add_test(step5, destroy_frees_everything_and_clears_every_pointer);
+	tcase_add_test(step5, lab2_client_against_the_reference_server_moves_every_payload);
+	tcase_add_test(step5, lab2_server_against_the_reference_client_moves_every_payload);
+	tcase_add_test(step5, lab2_client_reports_a_server_that_leaves_early_without_hanging);
+	tcase_add_test(step5, lab2_server_reports_a_client_that_leaves_early_without_hanging);
+	suite_add_tcase(s, step5);
+	tcase_set_timeout(step5, RL_TEST_TIMEOUT_RDMA);
+	return s;
+}
