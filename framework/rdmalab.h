@@ -146,9 +146,9 @@ struct rl_msg_window_done {
 };
 
 struct rl_msg_result {
-	uint8_t good;         /* 1 if the hash matched, else 0 */
-	uint64_t received;    /* bytes the receiver hashed */
-	uint8_t sha256[32];   /* what it computed */
+	uint8_t good;       /* 1 if the hash matched, else 0 */
+	uint64_t received;  /* bytes the receiver hashed */
+	uint8_t sha256[32]; /* what it computed */
 };
 
 struct rl_msg_student_id {
@@ -160,7 +160,7 @@ struct rl_msg_key {
 };
 
 struct rl_msg_error {
-	uint16_t code;   /* enum rl_proto_error; unknown codes are kept as they are */
+	uint16_t code; /* enum rl_proto_error; unknown codes are kept as they are */
 	char text[RL_PROTO_MAX_TEXT + 1]; /* printable ASCII, NUL-terminated */
 };
 

@@ -51,7 +51,8 @@ int main(int argc, char **argv)
 	int i, num, ret = EXIT_FAILURE;
 
 	if (argc > 2) {
-		fprintf(stderr, "usage: %s [DEVICE]   (default: $RDMALAB_DEVICE, else the first)\n", argv[0]);
+		fprintf(stderr, "usage: %s [DEVICE]   (default: $RDMALAB_DEVICE, else the first)\n",
+			argv[0]);
 		return EXIT_FAILURE;
 	}
 

@@ -18,8 +18,8 @@ int lab0_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
 	int ret = ibv_query_device(ctx, attr);
 
 	if (ret) {
-		fprintf(stderr, "ibv_query_device %s: %s\n",
-			ibv_get_device_name(ctx->device), strerror(ret));
+		fprintf(stderr, "ibv_query_device %s: %s\n", ibv_get_device_name(ctx->device),
+			strerror(ret));
 		return -ret;
 	}
 	return 0;
@@ -41,8 +41,8 @@ int lab0_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr 
 	int ret = ibv_query_port(ctx, port, attr);
 
 	if (ret) {
-		fprintf(stderr, "ibv_query_port %s port %u: %s\n",
-			ibv_get_device_name(ctx->device), port, strerror(ret));
+		fprintf(stderr, "ibv_query_port %s port %u: %s\n", ibv_get_device_name(ctx->device),
+			port, strerror(ret));
 		return -ret;
 	}
 	return 0;

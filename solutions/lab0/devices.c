@@ -52,10 +52,9 @@ int lab0_describe_device(struct ibv_device *dev, char *line, size_t len)
 	int n;
 
 	n = snprintf(line, len, "%-8s guid %04x:%04x:%04x:%04x  node %s  transport %s",
-		     ibv_get_device_name(dev),
-		     (unsigned)(guid >> 48) & 0xffff, (unsigned)(guid >> 32) & 0xffff,
-		     (unsigned)(guid >> 16) & 0xffff, (unsigned)guid & 0xffff,
-		     ibv_node_type_str(dev->node_type),
+		     ibv_get_device_name(dev), (unsigned)(guid >> 48) & 0xffff,
+		     (unsigned)(guid >> 32) & 0xffff, (unsigned)(guid >> 16) & 0xffff,
+		     (unsigned)guid & 0xffff, ibv_node_type_str(dev->node_type),
 		     lab0_transport_str(dev->transport_type));
 	if (n < 0 || (size_t)n >= len)
 		return -ENOSPC;
@@ -97,7 +96,8 @@ struct ibv_context *lab0_open_device(struct ibv_device **list, int num, const ch
 	}
 	ctx = ibv_open_device(dev);
 	if (!ctx) {
-		fprintf(stderr, "ibv_open_device %s: %s\n", ibv_get_device_name(dev), strerror(errno));
+		fprintf(stderr, "ibv_open_device %s: %s\n", ibv_get_device_name(dev),
+			strerror(errno));
 		return NULL;
 	}
 	return ctx;

@@ -71,16 +71,17 @@ static const char *atomic_cap_str(enum ibv_atomic_cap cap)
 void lab0_print_device_attr(FILE *out, const struct ibv_device_attr *attr)
 {
 	fprintf(out, "  firmware        %s\n", attr->fw_ver[0] ? attr->fw_ver : "(none)");
-	fprintf(out, "  vendor          0x%x, part %u, hardware %u\n",
-		attr->vendor_id, attr->vendor_part_id, attr->hw_ver);
+	fprintf(out, "  vendor          0x%x, part %u, hardware %u\n", attr->vendor_id,
+		attr->vendor_part_id, attr->hw_ver);
 	fprintf(out, "  ports           %u\n", attr->phys_port_cnt);
-	fprintf(out, "  max QPs         %d, %d work requests each\n", attr->max_qp, attr->max_qp_wr);
+	fprintf(out, "  max QPs         %d, %d work requests each\n", attr->max_qp,
+		attr->max_qp_wr);
 	fprintf(out, "  max CQs         %d, %d entries each\n", attr->max_cq, attr->max_cqe);
-	fprintf(out, "  max MRs         %d, up to 0x%llx bytes each\n",
-		attr->max_mr, (unsigned long long)attr->max_mr_size);
+	fprintf(out, "  max MRs         %d, up to 0x%llx bytes each\n", attr->max_mr,
+		(unsigned long long)attr->max_mr_size);
 	fprintf(out, "  max PDs         %d\n", attr->max_pd);
-	fprintf(out, "  max SGEs        %d per work request (%d for RDMA reads)\n",
-		attr->max_sge, attr->max_sge_rd);
+	fprintf(out, "  max SGEs        %d per work request (%d for RDMA reads)\n", attr->max_sge,
+		attr->max_sge_rd);
 	fprintf(out, "  RDMA reads      %d outstanding per QP\n", attr->max_qp_rd_atom);
 	fprintf(out, "  atomics         %s\n", atomic_cap_str(attr->atomic_cap));
 }
@@ -149,13 +150,15 @@ void lab0_print_port(FILE *out, uint8_t port, const struct ibv_port_attr *attr)
 {
 	fprintf(out, "  port %u\n", port);
 	fprintf(out, "    state         %s\n", ibv_port_state_str(attr->state));
-	fprintf(out, "    MTU           %d active, %d max\n",
-		mtu_bytes(attr->active_mtu), mtu_bytes(attr->max_mtu));
+	fprintf(out, "    MTU           %d active, %d max\n", mtu_bytes(attr->active_mtu),
+		mtu_bytes(attr->max_mtu));
 	fprintf(out, "    link layer    %s\n", link_layer_str(attr->link_layer));
-	fprintf(out, "    speed         %s, %s per lane\n",
-		width_str(attr->active_width), speed_str(attr->active_speed));
+	fprintf(out, "    speed         %s, %s per lane\n", width_str(attr->active_width),
+		speed_str(attr->active_speed));
 	fprintf(out, "    LID           %u%s\n", attr->lid,
-		attr->link_layer == IBV_LINK_LAYER_ETHERNET ? " (unused on Ethernet: GIDs address peers)" : "");
+		attr->link_layer == IBV_LINK_LAYER_ETHERNET ?
+			" (unused on Ethernet: GIDs address peers)" :
+			"");
 	fprintf(out, "    GID slots     %d\n", attr->gid_tbl_len);
 }
 
@@ -165,6 +168,6 @@ void lab0_print_gid(FILE *out, const struct lab0_gid *g)
 
 	if (!inet_ntop(AF_INET6, g->gid.raw, addr, sizeof(addr)))
 		snprintf(addr, sizeof(addr), "?");
-	fprintf(out, "    GID[%3d]  %-28s %-8s %s\n", g->index, addr,
-		lab0_gid_type_str(g->type), lab0_gid_form_str(g->form));
+	fprintf(out, "    GID[%3d]  %-28s %-8s %s\n", g->index, addr, lab0_gid_type_str(g->type),
+		lab0_gid_form_str(g->form));
 }

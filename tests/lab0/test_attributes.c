@@ -17,7 +17,8 @@ static void query_device(struct ibv_device_attr *attr)
 
 	memset(attr, 0, sizeof(*attr));
 	ret = lab0_query_device(ctx, attr);
-	ck_assert_msg(ret == 0, "expected lab0_query_device to return 0, got %d (%s)", ret, strerror(-ret));
+	ck_assert_msg(ret == 0, "expected lab0_query_device to return 0, got %d (%s)", ret,
+		      strerror(-ret));
 	ibv_close_device(ctx);
 }
 
@@ -28,8 +29,8 @@ static void expect_devinfo(const char *key, unsigned long long got)
 
 	ck_assert_msg(ref_devinfo(rl_test_device(), 0, key, value, sizeof(value)) == 0,
 		      "expected ibv_devinfo to print %s, it did not", key);
-	ck_assert_msg(strtoull(value, NULL, 0) == got, "%s: expected %s (ibv_devinfo), got %llu", key,
-		      value, got);
+	ck_assert_msg(strtoull(value, NULL, 0) == got, "%s: expected %s (ibv_devinfo), got %llu",
+		      key, value, got);
 }
 
 START_TEST(device_limits_match_ibv_devinfo)
@@ -84,8 +85,8 @@ START_TEST(port_count_matches_sysfs)
 	while ((e = readdir(d)))
 		n += e->d_name[0] != '.';
 	closedir(d);
-	ck_assert_msg(attr.phys_port_cnt == n, "phys_port_cnt: expected %d (entries in %s), got %u", n, dir,
-		      attr.phys_port_cnt);
+	ck_assert_msg(attr.phys_port_cnt == n, "phys_port_cnt: expected %d (entries in %s), got %u",
+		      n, dir, attr.phys_port_cnt);
 }
 END_TEST
 
@@ -123,8 +124,8 @@ static void expect_port_devinfo(const char *key, long got)
 
 	ck_assert_msg(ref_devinfo(rl_test_device(), 1, key, value, sizeof(value)) == 0,
 		      "expected ibv_devinfo to print port 1's %s, it did not", key);
-	ck_assert_msg(ref_paren_number(value) == got, "%s: expected %s (ibv_devinfo), got (%ld)", key, value,
-		      got);
+	ck_assert_msg(ref_paren_number(value) == got, "%s: expected %s (ibv_devinfo), got (%ld)",
+		      key, value, got);
 }
 
 START_TEST(port_state_matches_sysfs)
@@ -134,8 +135,8 @@ START_TEST(port_state_matches_sysfs)
 
 	query_port(&attr);
 	ck_assert_int_eq(ref_sysfs(rl_test_device(), "ports/1/state", state, sizeof(state)), 0);
-	ck_assert_msg(atoi(state) == (int)attr.state, "state: expected %s (sysfs), got %d (%s)", state,
-		      attr.state, ibv_port_state_str(attr.state));
+	ck_assert_msg(atoi(state) == (int)attr.state, "state: expected %s (sysfs), got %d (%s)",
+		      state, attr.state, ibv_port_state_str(attr.state));
 }
 END_TEST
 
@@ -146,10 +147,11 @@ START_TEST(link_layer_matches_sysfs)
 	int want;
 
 	query_port(&attr);
-	ck_assert_int_eq(ref_sysfs(rl_test_device(), "ports/1/link_layer", layer, sizeof(layer)), 0);
+	ck_assert_int_eq(ref_sysfs(rl_test_device(), "ports/1/link_layer", layer, sizeof(layer)),
+			 0);
 	want = strcmp(layer, "Ethernet") == 0 ? IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
-	ck_assert_msg(attr.link_layer == want, "link_layer: expected %d (sysfs says %s), got %u", want, layer,
-		      attr.link_layer);
+	ck_assert_msg(attr.link_layer == want, "link_layer: expected %d (sysfs says %s), got %u",
+		      want, layer, attr.link_layer);
 }
 END_TEST
 
@@ -180,8 +182,8 @@ START_TEST(gid_table_length_matches_ibv_devinfo)
 
 	query_port(&attr);
 	ck_assert_int_eq(ref_devinfo(rl_test_device(), 1, "gid_tbl_len", value, sizeof(value)), 0);
-	ck_assert_msg(atoi(value) == attr.gid_tbl_len, "gid_tbl_len: expected %s (ibv_devinfo), got %d",
-		      value, attr.gid_tbl_len);
+	ck_assert_msg(atoi(value) == attr.gid_tbl_len,
+		      "gid_tbl_len: expected %s (ibv_devinfo), got %d", value, attr.gid_tbl_len);
 }
 END_TEST
 

@@ -15,12 +15,14 @@ START_TEST(device_list_names_every_device_in_sysfs)
 	struct ibv_device **list = lab0_get_devices(&num);
 
 	ck_assert_msg(list, "expected a list of %d device(s), got NULL", n);
-	ck_assert_msg(num == n, "expected %d device(s) as in /sys/class/infiniband, got %d", n, num);
+	ck_assert_msg(num == n, "expected %d device(s) as in /sys/class/infiniband, got %d", n,
+		      num);
 	for (i = 0; i < n; i++) {
 		for (j = 0; j < num; j++)
 			if (strcmp(ibv_get_device_name(list[j]), names[i]) == 0)
 				break;
-		ck_assert_msg(j < num, "expected %s (from sysfs) in the list, it is not there", names[i]);
+		ck_assert_msg(j < num, "expected %s (from sysfs) in the list, it is not there",
+			      names[i]);
 	}
 	ibv_free_device_list(list);
 }
@@ -59,8 +61,8 @@ START_TEST(device_line_starts_with_the_device_name)
 	char line[256] = "";
 
 	describe(line, sizeof(line));
-	ck_assert_msg(strncmp(line, dev, strlen(dev)) == 0, "expected a line starting with %s, got \"%s\"",
-		      dev, line);
+	ck_assert_msg(strncmp(line, dev, strlen(dev)) == 0,
+		      "expected a line starting with %s, got \"%s\"", dev, line);
 }
 END_TEST
 
@@ -70,8 +72,8 @@ START_TEST(device_line_shows_the_guid_sysfs_reports)
 
 	ck_assert_int_eq(ref_sysfs(rl_test_device(), "node_guid", guid, sizeof(guid)), 0);
 	describe(line, sizeof(line));
-	ck_assert_msg(strstr(line, guid), "expected the GUID %s (sysfs node_guid) in the line, got \"%s\"",
-		      guid, line);
+	ck_assert_msg(strstr(line, guid),
+		      "expected the GUID %s (sysfs node_guid) in the line, got \"%s\"", guid, line);
 }
 END_TEST
 
@@ -83,8 +85,9 @@ START_TEST(device_line_shows_the_node_type_sysfs_reports)
 	ck_assert_int_eq(ref_sysfs(rl_test_device(), "node_type", type, sizeof(type)), 0);
 	want = ibv_node_type_str(atoi(type));
 	describe(line, sizeof(line));
-	ck_assert_msg(strstr(line, want), "expected \"%s\" (sysfs node_type %s) in the line, got \"%s\"",
-		      want, type, line);
+	ck_assert_msg(strstr(line, want),
+		      "expected \"%s\" (sysfs node_type %s) in the line, got \"%s\"", want, type,
+		      line);
 }
 END_TEST
 
@@ -92,12 +95,14 @@ START_TEST(device_line_shows_the_transport_ibv_devinfo_reports)
 {
 	char line[256] = "", transport[64];
 
-	ck_assert_msg(ref_devinfo(rl_test_device(), 0, "transport", transport, sizeof(transport)) == 0,
+	ck_assert_msg(ref_devinfo(rl_test_device(), 0, "transport", transport, sizeof(transport)) ==
+			      0,
 		      "expected ibv_devinfo to print a transport: line, it did not");
 	transport[strcspn(transport, " ")] = '\0'; /* "InfiniBand (0)" */
 	describe(line, sizeof(line));
-	ck_assert_msg(strstr(line, transport), "expected \"%s\" (ibv_devinfo transport) in the line, got \"%s\"",
-		      transport, line);
+	ck_assert_msg(strstr(line, transport),
+		      "expected \"%s\" (ibv_devinfo transport) in the line, got \"%s\"", transport,
+		      line);
 }
 END_TEST
 
@@ -134,8 +139,8 @@ static struct ibv_context *open_with(const char *name, const char *env, struct i
 static void expect_opened(struct ibv_context *ctx, const char *want, struct ibv_device **list)
 {
 	ck_assert_msg(ctx, "expected a context for %s, got NULL", want);
-	ck_assert_msg(strcmp(ibv_get_device_name(ctx->device), want) == 0, "expected %s open, got %s",
-		      want, ibv_get_device_name(ctx->device));
+	ck_assert_msg(strcmp(ibv_get_device_name(ctx->device), want) == 0,
+		      "expected %s open, got %s", want, ibv_get_device_name(ctx->device));
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
 }

@@ -13,10 +13,10 @@ static struct lab0_gid entry(int index, const char *addr, enum ibv_gid_type type
 	struct lab0_gid g = { .index = index, .type = type };
 
 	ck_assert_msg(inet_pton(AF_INET6, addr, g.gid.raw) == 1, "bad test address %s", addr);
-	g.form = addr[0] == ':' && addr[1] == ':' && addr[2] == '\0' ? LAB0_GID_EMPTY
-		 : strncmp(addr, "fe80:", 5) == 0                    ? LAB0_GID_LINK_LOCAL
-		 : strncmp(addr, "::ffff:", 7) == 0                  ? LAB0_GID_IPV4_MAPPED
-								     : LAB0_GID_IPV6;
+	g.form = addr[0] == ':' && addr[1] == ':' && addr[2] == '\0' ? LAB0_GID_EMPTY :
+		 strncmp(addr, "fe80:", 5) == 0                      ? LAB0_GID_LINK_LOCAL :
+		 strncmp(addr, "::ffff:", 7) == 0                    ? LAB0_GID_IPV4_MAPPED :
+								       LAB0_GID_IPV6;
 	return g;
 }
 
@@ -31,7 +31,8 @@ static int query_gids(struct lab0_gid **gids)
 	*gids = calloc(pattr.gid_tbl_len, sizeof(**gids));
 	ck_assert(*gids);
 	n = lab0_query_gids(ctx, 1, *gids, pattr.gid_tbl_len);
-	ck_assert_msg(n > 0, "expected lab0_query_gids to find GIDs, got %d (%s)", n, n < 0 ? strerror(-n) : "none");
+	ck_assert_msg(n > 0, "expected lab0_query_gids to find GIDs, got %d (%s)", n,
+		      n < 0 ? strerror(-n) : "none");
 	ibv_close_device(ctx);
 	return n;
 }
@@ -89,13 +90,17 @@ START_TEST(gid_table_holds_every_nonempty_sysfs_gid_at_its_index)
 			continue;
 		count++;
 		g = find_index(gids, n, i);
-		ck_assert_msg(g, "expected GID index %d (%s in sysfs) in the table, it is not there", i, want);
+		ck_assert_msg(g,
+			      "expected GID index %d (%s in sysfs) in the table, it is not there",
+			      i, want);
 		snprintf(got, sizeof(got), "%04x:%04x:%04x:%04x:%04x:%04x:%04x:%04x",
 			 g->gid.raw[0] << 8 | g->gid.raw[1], g->gid.raw[2] << 8 | g->gid.raw[3],
 			 g->gid.raw[4] << 8 | g->gid.raw[5], g->gid.raw[6] << 8 | g->gid.raw[7],
 			 g->gid.raw[8] << 8 | g->gid.raw[9], g->gid.raw[10] << 8 | g->gid.raw[11],
-			 g->gid.raw[12] << 8 | g->gid.raw[13], g->gid.raw[14] << 8 | g->gid.raw[15]);
-		ck_assert_msg(strcmp(want, got) == 0, "GID index %d: expected %s (sysfs), got %s", i, want, got);
+			 g->gid.raw[12] << 8 | g->gid.raw[13],
+			 g->gid.raw[14] << 8 | g->gid.raw[15]);
+		ck_assert_msg(strcmp(want, got) == 0, "GID index %d: expected %s (sysfs), got %s",
+			      i, want, got);
 	}
 	ck_assert_msg(n == count, "expected %d non-empty GIDs (as in sysfs), got %d", count, n);
 	free(gids);
@@ -135,10 +140,11 @@ START_TEST(gid_table_matches_ibv_devinfo)
 		ck_assert_msg(g, "expected GID[%d] %s (ibv_devinfo) in the table, it is not there",
 			      want[i].index, addr);
 		ck_assert_msg(memcmp(g->gid.raw, want[i].gid.raw, 16) == 0,
-			      "GID[%d]: expected %s (ibv_devinfo), got other bytes", want[i].index, addr);
+			      "GID[%d]: expected %s (ibv_devinfo), got other bytes", want[i].index,
+			      addr);
 		ck_assert_msg(strcmp(lab0_gid_type_str(g->type), want[i].type) == 0,
-			      "GID[%d]: expected type %s (ibv_devinfo), got %s", want[i].index, want[i].type,
-			      lab0_gid_type_str(g->type));
+			      "GID[%d]: expected type %s (ibv_devinfo), got %s", want[i].index,
+			      want[i].type, lab0_gid_type_str(g->type));
 	}
 	free(gids);
 }
@@ -175,8 +181,10 @@ END_TEST
 START_TEST(pick_prefers_roce_v2_ipv4_mapped_and_says_why)
 {
 	const struct lab0_gid gids[] = {
-		entry(0, "fe80::1", IBV_GID_TYPE_ROCE_V1),  entry(1, "fe80::1", IBV_GID_TYPE_ROCE_V2),
-		entry(2, "2001:db8::1", IBV_GID_TYPE_ROCE_V2), entry(3, "::ffff:10.0.0.1", IBV_GID_TYPE_ROCE_V1),
+		entry(0, "fe80::1", IBV_GID_TYPE_ROCE_V1),
+		entry(1, "fe80::1", IBV_GID_TYPE_ROCE_V2),
+		entry(2, "2001:db8::1", IBV_GID_TYPE_ROCE_V2),
+		entry(3, "::ffff:10.0.0.1", IBV_GID_TYPE_ROCE_V1),
 		entry(4, "::ffff:10.0.0.1", IBV_GID_TYPE_ROCE_V2),
 	};
 	const char *why = NULL;
@@ -199,7 +207,8 @@ START_TEST(pick_never_chooses_a_link_local_or_empty_gid)
 
 	ck_assert_msg(got == 2, "expected index 2 (the only routable entry), got %d", got);
 	got = lab0_pick_gid(mixed, 2, &why);
-	ck_assert_msg(got == -ENOENT, "expected -ENOENT with only link-local and empty entries, got %d", got);
+	ck_assert_msg(got == -ENOENT,
+		      "expected -ENOENT with only link-local and empty entries, got %d", got);
 }
 END_TEST
 
@@ -225,12 +234,15 @@ START_TEST(pick_agrees_with_vm_rdma_env_sh_on_this_device)
 	int n = query_gids(&gids), got;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "bash -c '. vm/rdma-env.sh && rl_pick_gid %s 1'", rl_test_device());
+	snprintf(cmd, sizeof(cmd), "bash -c '. vm/rdma-env.sh && rl_pick_gid %s 1'",
+		 rl_test_device());
 	p = popen(cmd, "r");
-	ck_assert_msg(p && fgets(want, sizeof(want), p), "expected '%s' to print a GID index, it did not", cmd);
+	ck_assert_msg(p && fgets(want, sizeof(want), p),
+		      "expected '%s' to print a GID index, it did not", cmd);
 	pclose(p);
 	got = lab0_pick_gid(gids, n, &why);
-	ck_assert_msg(got == atoi(want), "expected GID index %d (rl_pick_gid), got %d", atoi(want), got);
+	ck_assert_msg(got == atoi(want), "expected GID index %d (rl_pick_gid), got %d", atoi(want),
+		      got);
 	free(gids);
 }
 END_TEST
