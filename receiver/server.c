@@ -1,10 +1,11 @@
 /*
- * server.c: the receiver's event loop. One poll() waits on the rdma_cm event
+ * server.c: the receiver's event loop. One ppoll() waits on the rdma_cm event
  * channel (connects and disconnects) and on the completion channel every
  * connection's CQ shares (messages); both fds are non-blocking, so the loop
  * never waits on one sender. Timers (idle timeouts, held-back replies) set
- * poll()'s timeout.
+ * ppoll()'s timeout.
  */
+#define _GNU_SOURCE /* ppoll */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -18,6 +19,13 @@
 #define RCV_LISTEN_BACKLOG 128
 
 static volatile sig_atomic_t rcv_stop;
+
+/*
+ * SIGINT and SIGTERM stay blocked except inside ppoll(), which unblocks them
+ * with this mask: a signal that comes between the rcv_stop check and the
+ * wait then ends the wait instead of being missed until the next event.
+ */
+static sigset_t rcv_wait_mask;
 
 static void rcv_on_signal(int sig)
 {
@@ -198,10 +206,11 @@ static int rcv_loop_once(struct rcv_server *srv)
 		{ .fd = srv->comp_ch ? srv->comp_ch->fd : -1, .events = POLLIN },
 	};
 	int timeout = rcv_run_timers(srv), ret = 0;
+	struct timespec ts = { .tv_sec = timeout / 1000, .tv_nsec = timeout % 1000 * 1000000L };
 
 	rcv_reap(srv);
-	if (poll(pfd, 2, timeout) < 0)
-		return errno == EINTR ? 0 : rl_fail("poll", errno, "on the receiver's channels");
+	if (ppoll(pfd, 2, timeout < 0 ? NULL : &ts, &rcv_wait_mask) < 0)
+		return errno == EINTR ? 0 : rl_fail("ppoll", errno, "on the receiver's channels");
 	if (pfd[0].revents)
 		ret = rcv_drain_cm_events(srv);
 	if (!ret && pfd[1].revents)
@@ -239,8 +248,15 @@ int rcv_serve(const struct rcv_config *cfg, const uint8_t *secret, size_t secret
 	};
 	struct sigaction sa = { .sa_handler = rcv_on_signal };
 	const char *host = cfg->common.addr;
+	sigset_t stop_signals;
 	int ret;
 
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop_signals, &rcv_wait_mask);
+	sigdelset(&rcv_wait_mask, SIGINT);
+	sigdelset(&rcv_wait_mask, SIGTERM);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);

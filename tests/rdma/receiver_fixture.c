@@ -182,9 +182,22 @@ int rf_stop(struct rf_receiver *rf)
 	int status = -1;
 
 	if (rf->pid > 0) {
-		kill(rf->pid, SIGTERM);
-		waitpid(rf->pid, &status, 0);
+		int limit = rf_timeout_ms(10000), waited = 0;
+		pid_t pid = rf->pid, done;
+
 		rf->pid = 0;
+		kill(pid, SIGTERM);
+		while ((done = waitpid(pid, &status, WNOHANG)) == 0 && waited < limit) {
+			usleep(20000);
+			waited += 20;
+		}
+		if (done == 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			ck_abort_msg(
+				"expected the receiver to exit within %d ms of SIGTERM, it did not",
+				limit);
+		}
 	}
 	if (getenv("RDMALAB_KEEP_TEST_FILES"))
 		return status;
