@@ -214,8 +214,10 @@ int rl_parse_args_env(int argc, char **argv, char *(*env)(const char *), struct 
 	}
 	if (verbose > a->verbose)
 		a->verbose = verbose;
-	if (i < argc)
+	if (i < argc) {
 		a->addr = argv[i++];
+		a->addr_given = true;
+	}
 	a->nrest = argc - i;
 	a->rest = argv + i;
 	return 0;

@@ -135,17 +135,7 @@ clean_id:
 /* Create an RC QP on ID with DEPTH slots; both queues complete on CQ. */
 int rl_cm_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *cq, int depth)
 {
-	struct ibv_qp_init_attr init_attr = {
-		.send_cq = cq,
-		.recv_cq = cq,
-		.cap = {
-			.max_send_wr = depth,
-			.max_recv_wr = depth,
-			.max_send_sge = 1,
-			.max_recv_sge = 1,
-		},
-		.qp_type = IBV_QPT_RC,
-	};
+	struct ibv_qp_init_attr init_attr = rl_rc_qp_init_attr(cq, cq, depth);
 
 	if (rdma_create_qp(id, pd, &init_attr))
 		return rl_fail("rdma_create_qp", errno, "RC with %d slots", depth);

@@ -59,9 +59,10 @@ int rl_post_recv(struct ibv_qp *qp, struct ibv_mr *mr, void *buf, uint32_t len, 
 	return 0;
 }
 
-/* Post an RDMA WRITE of LEN bytes at BUF (inside MR) to REMOTE_ADDR / RKEY. */
-int rl_post_write(struct ibv_qp *qp, struct ibv_mr *mr, const void *buf, uint32_t len,
-		  uint64_t remote_addr, uint32_t rkey, uint64_t wr_id)
+/* Post one signaled RDMA OPCODE of LEN bytes between BUF (inside MR) and REMOTE_ADDR / RKEY. */
+static int rl_post_rdma(struct ibv_qp *qp, enum ibv_wr_opcode opcode, struct ibv_mr *mr, void *buf,
+			uint32_t len, uint64_t remote_addr, uint32_t rkey, uint64_t wr_id,
+			const char *what)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)buf,
@@ -72,7 +73,7 @@ int rl_post_write(struct ibv_qp *qp, struct ibv_mr *mr, const void *buf, uint32_
 		.wr_id = wr_id,
 		.sg_list = &sge,
 		.num_sge = 1,
-		.opcode = IBV_WR_RDMA_WRITE,
+		.opcode = opcode,
 		.send_flags = IBV_SEND_SIGNALED,
 		.wr.rdma = {
 			.remote_addr = remote_addr,
@@ -80,29 +81,22 @@ int rl_post_write(struct ibv_qp *qp, struct ibv_mr *mr, const void *buf, uint32_
 		},
 	};
 
-	return rl_post(qp, &wr, "RDMA WRITE");
+	return rl_post(qp, &wr, what);
+}
+
+/* Post an RDMA WRITE of LEN bytes at BUF (inside MR) to REMOTE_ADDR / RKEY. */
+int rl_post_write(struct ibv_qp *qp, struct ibv_mr *mr, const void *buf, uint32_t len,
+		  uint64_t remote_addr, uint32_t rkey, uint64_t wr_id)
+{
+	/* The NIC only reads BUF for a write; the SGE just has no const. */
+	return rl_post_rdma(qp, IBV_WR_RDMA_WRITE, mr, (void *)buf, len, remote_addr, rkey, wr_id,
+			    "RDMA WRITE");
 }
 
 /* Post an RDMA READ of LEN bytes from REMOTE_ADDR / RKEY into BUF (inside MR). */
 int rl_post_read(struct ibv_qp *qp, struct ibv_mr *mr, void *buf, uint32_t len,
 		 uint64_t remote_addr, uint32_t rkey, uint64_t wr_id)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)buf,
-		.length = len,
-		.lkey = mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = wr_id,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_RDMA_READ,
-		.send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = {
-			.remote_addr = remote_addr,
-			.rkey = rkey,
-		},
-	};
-
-	return rl_post(qp, &wr, "RDMA READ");
+	return rl_post_rdma(qp, IBV_WR_RDMA_READ, mr, buf, len, remote_addr, rkey, wr_id,
+			    "RDMA READ");
 }

@@ -49,6 +49,7 @@ struct rl_args {
 	int gid_index;    /* -g: GID index, -1 to pick one */
 	uint16_t port;    /* -p: TCP / rdma_cm port */
 	const char *addr; /* first operand, else RDMALAB_ADDR, else NULL */
+	bool addr_given;  /* addr came from the command line, not the environment */
 	int verbose;      /* -v count, at least RDMALAB_VERBOSE */
 	bool help;        /* -h: the caller prints rl_usage() and exits */
 	int nrest;        /* how many operands follow addr */
@@ -278,6 +279,9 @@ struct ibv_pd *rl_alloc_pd(struct ibv_context *ctx);
 struct ibv_cq *rl_create_cq(struct ibv_context *ctx, int depth, struct ibv_comp_channel *ch);
 /* Register LEN bytes at BUF with ACCESS (IBV_ACCESS_* flags). */
 struct ibv_mr *rl_reg_mr(struct ibv_pd *pd, void *buf, size_t len, int access);
+/* The attributes of an RC QP with DEPTH send and receive slots, one SGE each. */
+struct ibv_qp_init_attr rl_rc_qp_init_attr(struct ibv_cq *send_cq, struct ibv_cq *recv_cq,
+					   int depth);
 /* Create an RC QP with DEPTH send and receive slots, one SGE each. */
 struct ibv_qp *rl_create_rc_qp(struct ibv_pd *pd, struct ibv_cq *send_cq, struct ibv_cq *recv_cq,
 			       int depth);

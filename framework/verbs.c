@@ -41,11 +41,11 @@ struct ibv_mr *rl_reg_mr(struct ibv_pd *pd, void *buf, size_t len, int access)
 	return mr;
 }
 
-/* Create an RC QP with DEPTH send and receive slots of one SGE each. */
-struct ibv_qp *rl_create_rc_qp(struct ibv_pd *pd, struct ibv_cq *send_cq, struct ibv_cq *recv_cq,
-			       int depth)
+/* The attributes of an RC QP with DEPTH send and receive slots of one SGE each. */
+struct ibv_qp_init_attr rl_rc_qp_init_attr(struct ibv_cq *send_cq, struct ibv_cq *recv_cq,
+					   int depth)
 {
-	struct ibv_qp_init_attr init_attr = {
+	return (struct ibv_qp_init_attr){
 		.send_cq = send_cq,
 		.recv_cq = recv_cq,
 		.cap = {
@@ -56,6 +56,13 @@ struct ibv_qp *rl_create_rc_qp(struct ibv_pd *pd, struct ibv_cq *send_cq, struct
 		},
 		.qp_type = IBV_QPT_RC,
 	};
+}
+
+/* Create an RC QP with DEPTH send and receive slots of one SGE each. */
+struct ibv_qp *rl_create_rc_qp(struct ibv_pd *pd, struct ibv_cq *send_cq, struct ibv_cq *recv_cq,
+			       int depth)
+{
+	struct ibv_qp_init_attr init_attr = rl_rc_qp_init_attr(send_cq, recv_cq, depth);
 	struct ibv_qp *qp = ibv_create_qp(pd, &init_attr);
 
 	if (!qp)

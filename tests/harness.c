@@ -1,5 +1,11 @@
-/* harness.c: main() for every Check test program. */
+/* harness.c: main() for every Check test program, and what the tests share. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -20,6 +26,37 @@ int rl_test_gid_index(void)
 	ck_assert_msg(s && *s,
 		      "RDMALAB_GID_INDEX is not set: run RDMA tests with 'make rdma-test'");
 	return atoi(s);
+}
+
+uint8_t rl_test_ib_port(void)
+{
+	const char *s = getenv("RDMALAB_IB_PORT");
+
+	return s && *s ? (uint8_t)atoi(s) : 1;
+}
+
+const char *rl_test_addr(void)
+{
+	const char *addr = getenv("RDMALAB_ADDR");
+
+	ck_assert_msg(addr && *addr,
+		      "RDMALAB_ADDR is not set: run RDMA tests with 'make rdma-test' "
+		      "or 'make check LAB=N'");
+	return addr;
+}
+
+uint16_t rl_test_free_port(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_msg(fd >= 0, "expected a socket, got %s", strerror(errno));
+	ck_assert_msg(bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+			      getsockname(fd, (struct sockaddr *)&sin, &len) == 0,
+		      "expected a free TCP port, got %s", strerror(errno));
+	close(fd);
+	return ntohs(sin.sin_port);
 }
 
 /*

@@ -3,6 +3,7 @@
 #define RDMALAB_TEST_HARNESS_H
 
 #include <check.h>
+#include <stdint.h>
 
 /*
  * Each tests/{unit,rdma}/test_*.c defines this and nothing else global:
@@ -25,5 +26,14 @@ const char *rl_test_device(void);
 
 /* The GID index the environment names (RDMALAB_GID_INDEX), or fails. */
 int rl_test_gid_index(void);
+
+/* The device port the environment names (RDMALAB_IB_PORT), else 1. */
+uint8_t rl_test_ib_port(void);
+
+/* The IPv4 address of the device (RDMALAB_ADDR), or fails. */
+const char *rl_test_addr(void);
+
+/* A TCP port free on this machine now, for a test's server to listen on. */
+uint16_t rl_test_free_port(void);
 
 #endif

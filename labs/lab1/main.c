@@ -7,22 +7,13 @@
 #define LAB1_CLIENT_MSG "hello from the lab1 client"
 #define LAB1_CLIENT_TEXT "written by RDMA into the server's memory"
 
-/*
- * The environment, except RDMALAB_ADDR: the server address comes from the
- * command line only, since its absence is what makes this the server.
- */
-static char *env_without_addr(const char *name)
-{
-	return strcmp(name, "RDMALAB_ADDR") ? getenv(name) : NULL;
-}
-
 int main(int argc, char **argv)
 {
 	struct lab1_received got;
 	struct rl_args args;
 	int ret;
 
-	if (rl_parse_args_env(argc, argv, env_without_addr, &args))
+	if (rl_parse_args(argc, argv, &args))
 		return EXIT_FAILURE;
 	if (args.help || args.nrest > 0) {
 		rl_usage(args.help ? stdout : stderr, args.prog, "[SERVER_ADDR]");
@@ -32,7 +23,8 @@ int main(int argc, char **argv)
 	}
 	rl_log_set_level(args.verbose);
 
-	if (args.addr)
+	/* Only an address on the command line makes this the client. */
+	if (args.addr_given)
 		ret = lab1_run_client(&args, LAB1_CLIENT_MSG, LAB1_CLIENT_TEXT);
 	else
 		ret = lab1_run_server(&args, &got);

@@ -6,22 +6,13 @@
 
 #define LAB2_CLIENT_TEXT "written by the lab2 client with RDMA WRITE"
 
-/*
- * The environment, except RDMALAB_ADDR: the server address comes from the
- * command line only, since its absence is what makes this the server.
- */
-static char *env_without_addr(const char *name)
-{
-	return strcmp(name, "RDMALAB_ADDR") ? getenv(name) : NULL;
-}
-
 int main(int argc, char **argv)
 {
 	struct lab2_result res;
 	struct rl_args args;
 	int ret;
 
-	if (rl_parse_args_env(argc, argv, env_without_addr, &args))
+	if (rl_parse_args(argc, argv, &args))
 		return EXIT_FAILURE;
 	if (args.help || args.nrest > 0) {
 		rl_usage(args.help ? stdout : stderr, args.prog, "[SERVER_ADDR]");
@@ -31,7 +22,8 @@ int main(int argc, char **argv)
 	}
 	rl_log_set_level(args.verbose);
 
-	if (args.addr)
+	/* Only an address on the command line makes this the client. */
+	if (args.addr_given)
 		ret = lab2_run_client(&args, LAB2_TIMEOUT_MS, LAB2_CLIENT_TEXT, &res);
 	else
 		ret = lab2_run_server(&args, LAB2_TIMEOUT_MS, &res);

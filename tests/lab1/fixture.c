@@ -10,41 +10,6 @@
 
 #include "fixture.h"
 
-uint8_t fx_port(void)
-{
-	const char *s = getenv("RDMALAB_IB_PORT");
-
-	return s && *s ? (uint8_t)atoi(s) : 1;
-}
-
-int fx_gid_index(void)
-{
-	return rl_test_gid_index();
-}
-
-const char *fx_addr(void)
-{
-	const char *addr = getenv("RDMALAB_ADDR");
-
-	ck_assert_msg(addr && *addr,
-		      "RDMALAB_ADDR is not set: run the tests with 'make check LAB=1'");
-	return addr;
-}
-
-uint16_t fx_free_port(void)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	socklen_t len = sizeof(sin);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	ck_assert_msg(fd >= 0, "expected a socket, got %s", strerror(errno));
-	ck_assert_msg(bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
-			      getsockname(fd, (struct sockaddr *)&sin, &len) == 0,
-		      "expected a free TCP port, got %s", strerror(errno));
-	close(fd);
-	return ntohs(sin.sin_port);
-}
-
 struct ibv_context *fx_open(void)
 {
 	const char *dev = rl_test_device();
@@ -101,7 +66,7 @@ void fx_to_init(struct ibv_qp *qp)
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_INIT,
 		.pkey_index = 0,
-		.port_num = fx_port(),
+		.port_num = rl_test_ib_port(),
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
 	};
 	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
@@ -122,8 +87,9 @@ void fx_to_rtr(struct ibv_qp *qp, struct ibv_qp *peer)
 	union ibv_gid gid;
 	int mask, ret;
 
-	ck_assert_int_eq(ibv_query_port(qp->context, fx_port(), &port_attr), 0);
-	ck_assert_int_eq(ibv_query_gid(qp->context, fx_port(), fx_gid_index(), &gid), 0);
+	ck_assert_int_eq(ibv_query_port(qp->context, rl_test_ib_port(), &port_attr), 0);
+	ck_assert_int_eq(ibv_query_gid(qp->context, rl_test_ib_port(), rl_test_gid_index(), &gid),
+			 0);
 	attr = (struct ibv_qp_attr){
 		.qp_state = IBV_QPS_RTR,
 		.path_mtu = port_attr.active_mtu,
@@ -133,8 +99,8 @@ void fx_to_rtr(struct ibv_qp *qp, struct ibv_qp *peer)
 		.min_rnr_timer = 12,
 		.ah_attr = {
 			.is_global = 1,
-			.port_num = fx_port(),
-			.grh = { .dgid = gid, .sgid_index = fx_gid_index(), .hop_limit = 1 },
+			.port_num = rl_test_ib_port(),
+			.grh = { .dgid = gid, .sgid_index = rl_test_gid_index(), .hop_limit = 1 },
 		},
 	};
 	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |

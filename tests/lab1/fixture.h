@@ -36,13 +36,7 @@ struct fx_pair {
 	ck_assert_msg((ptr) != NULL, "expected %s, got NULL (step %d: see docs/lab1.md#step-%d)",  \
 		      what, step, step)
 
-/* The port (RDMALAB_IB_PORT, else 1) and the GID index the environment names. */
-uint8_t fx_port(void);
-int fx_gid_index(void);
-/* The IPv4 address of the device's GID (RDMALAB_ADDR), or fail. */
-const char *fx_addr(void);
-/* A TCP port nobody listens on right now. */
-uint16_t fx_free_port(void);
+/* The environment (port, GID index, address) and free ports: see ../harness.h. */
 
 /* Open the environment's device, allocate a PD, create a CQ or an RC QP. */
 struct ibv_context *fx_open(void);

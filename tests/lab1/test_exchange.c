@@ -63,7 +63,7 @@ static struct lab1_dest describe(uint32_t psn, struct ibv_qp **qp, struct ibv_mr
 			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	ck_assert_msg(*mr, "fixture: ibv_reg_mr failed");
 	memset(&d, 0x5a, sizeof(d));
-	ret = lab1_local_dest(*qp, fx_port(), fx_gid_index(), psn, *mr, &d);
+	ret = lab1_local_dest(*qp, rl_test_ib_port(), rl_test_gid_index(), psn, *mr, &d);
 	ck_assert_msg(ret == 0, "expected lab1_local_dest to return 0, got %d (%s)", ret,
 		      strerror(-ret));
 	return d;
@@ -76,10 +76,11 @@ START_TEST(local_dest_describes_the_qp_the_gid_and_the_mr)
 	struct ibv_mr *mr;
 	struct lab1_dest want = { .psn = 0x42 }, got = describe(0x42, &qp, &mr);
 
-	ck_assert_int_eq(ibv_query_port(qp->context, fx_port(), &port), 0);
+	ck_assert_int_eq(ibv_query_port(qp->context, rl_test_ib_port(), &port), 0);
 	want.qpn = qp->qp_num;
 	want.lid = port.lid;
-	ck_assert_int_eq(ibv_query_gid(qp->context, fx_port(), fx_gid_index(), &want.gid), 0);
+	ck_assert_int_eq(
+		ibv_query_gid(qp->context, rl_test_ib_port(), rl_test_gid_index(), &want.gid), 0);
 	want.addr = (uintptr_t)mr->addr;
 	want.rkey = mr->rkey;
 	want.len = FX_BUF_SIZE;

@@ -26,7 +26,8 @@ static struct lab1_dest peer_dest(struct ibv_qp *peer)
 {
 	struct lab1_dest d = { .qpn = peer->qp_num, .psn = 0xabcdef };
 
-	ck_assert_int_eq(ibv_query_gid(peer->context, fx_port(), fx_gid_index(), &d.gid), 0);
+	ck_assert_int_eq(
+		ibv_query_gid(peer->context, rl_test_ib_port(), rl_test_gid_index(), &d.gid), 0);
 	return d;
 }
 
@@ -48,14 +49,14 @@ START_TEST(init_moves_the_qp_to_init_on_the_given_port)
 	int ret;
 
 	make_qps(&q);
-	ret = lab1_qp_to_init(q.qp, fx_port());
+	ret = lab1_qp_to_init(q.qp, rl_test_ib_port());
 	ck_assert_msg(ret == 0, "expected lab1_qp_to_init to return 0, got %d (%s)", ret,
 		      strerror(-ret));
 	fx_query(q.qp, &attr, &init);
 	ck_assert_msg(attr.qp_state == IBV_QPS_INIT, "expected state INIT, got %s",
 		      fx_state_str(attr.qp_state));
-	ck_assert_msg(attr.port_num == fx_port(), "expected port_num %u, got %u", fx_port(),
-		      attr.port_num);
+	ck_assert_msg(attr.port_num == rl_test_ib_port(), "expected port_num %u, got %u",
+		      rl_test_ib_port(), attr.port_num);
 	ck_assert_msg(attr.pkey_index == 0, "expected pkey_index 0, got %u", attr.pkey_index);
 }
 END_TEST
@@ -67,7 +68,7 @@ START_TEST(init_grants_the_peer_remote_write)
 	struct qps q;
 
 	make_qps(&q);
-	ck_assert_int_eq(lab1_qp_to_init(q.qp, fx_port()), 0);
+	ck_assert_int_eq(lab1_qp_to_init(q.qp, rl_test_ib_port()), 0);
 	fx_query(q.qp, &attr, &init);
 	ck_assert_msg(attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE,
 		      "expected IBV_ACCESS_REMOTE_WRITE in qp_access_flags, got 0x%x",
@@ -99,7 +100,7 @@ static struct lab1_dest to_rtr(struct qps *q)
 	make_qps(q);
 	remote = peer_dest(q->peer);
 	fx_to_init(q->qp);
-	ret = lab1_qp_to_rtr(q->qp, fx_port(), fx_gid_index(), &remote);
+	ret = lab1_qp_to_rtr(q->qp, rl_test_ib_port(), rl_test_gid_index(), &remote);
 	ck_assert_msg(ret == 0, "expected lab1_qp_to_rtr to return 0, got %d (%s)", ret,
 		      strerror(-ret));
 	return remote;
@@ -131,7 +132,7 @@ START_TEST(rtr_uses_the_ports_active_mtu)
 
 	to_rtr(&q);
 	fx_query(q.qp, &attr, &init);
-	ck_assert_int_eq(ibv_query_port(q.ctx, fx_port(), &port), 0);
+	ck_assert_int_eq(ibv_query_port(q.ctx, rl_test_ib_port(), &port), 0);
 	ck_assert_msg(attr.path_mtu == port.active_mtu,
 		      "expected path_mtu %d (the port's active_mtu, %d bytes), got %d",
 		      port.active_mtu, 128 << port.active_mtu, attr.path_mtu);
@@ -154,11 +155,12 @@ START_TEST(rtr_routes_by_gid_from_the_chosen_index)
 	rl_gid_str(&attr.ah_attr.grh.dgid, got);
 	ck_assert_msg(memcmp(&attr.ah_attr.grh.dgid, &remote.gid, 16) == 0,
 		      "expected dgid %s (the peer's GID), got %s", want, got);
-	ck_assert_msg(attr.ah_attr.grh.sgid_index == fx_gid_index(),
-		      "expected sgid_index %d (RDMALAB_GID_INDEX), got %u", fx_gid_index(),
+	ck_assert_msg(attr.ah_attr.grh.sgid_index == rl_test_gid_index(),
+		      "expected sgid_index %d (RDMALAB_GID_INDEX), got %u", rl_test_gid_index(),
 		      attr.ah_attr.grh.sgid_index);
-	ck_assert_msg(attr.ah_attr.port_num == fx_port(), "expected ah_attr.port_num %u, got %u",
-		      fx_port(), attr.ah_attr.port_num);
+	ck_assert_msg(attr.ah_attr.port_num == rl_test_ib_port(),
+		      "expected ah_attr.port_num %u, got %u", rl_test_ib_port(),
+		      attr.ah_attr.port_num);
 }
 END_TEST
 
@@ -170,7 +172,7 @@ START_TEST(rtr_straight_from_reset_fails_with_einval)
 
 	make_qps(&q);
 	remote = peer_dest(q.peer);
-	ret = lab1_qp_to_rtr(q.qp, fx_port(), fx_gid_index(), &remote);
+	ret = lab1_qp_to_rtr(q.qp, rl_test_ib_port(), rl_test_gid_index(), &remote);
 	ck_assert_msg(ret == -EINVAL, "expected -EINVAL (%d) for RESET -> RTR, got %d (%s)",
 		      -EINVAL, ret, strerror(-ret));
 	expect_state(q.qp, IBV_QPS_RESET);
@@ -188,7 +190,7 @@ START_TEST(rtr_without_the_address_vector_fails_where_lab1_qp_to_rtr_succeeds)
 	make_qps(&q);
 	remote = peer_dest(q.peer);
 	fx_to_init(q.qp);
-	ck_assert_int_eq(ibv_query_port(q.ctx, fx_port(), &port), 0);
+	ck_assert_int_eq(ibv_query_port(q.ctx, rl_test_ib_port(), &port), 0);
 	attr = (struct ibv_qp_attr){
 		.qp_state = IBV_QPS_RTR,
 		.path_mtu = port.active_mtu,
@@ -202,7 +204,7 @@ START_TEST(rtr_without_the_address_vector_fails_where_lab1_qp_to_rtr_succeeds)
 				    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 	ck_assert_msg(ret == EINVAL, "expected EINVAL from INIT -> RTR without IBV_QP_AV, got %d",
 		      ret);
-	ret = lab1_qp_to_rtr(q.qp, fx_port(), fx_gid_index(), &remote);
+	ret = lab1_qp_to_rtr(q.qp, rl_test_ib_port(), rl_test_gid_index(), &remote);
 	ck_assert_msg(ret == 0, "expected lab1_qp_to_rtr to return 0, got %d (%s)", ret,
 		      strerror(-ret));
 	expect_state(q.qp, IBV_QPS_RTR);

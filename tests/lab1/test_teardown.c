@@ -190,11 +190,11 @@ START_TEST(lab1_server_and_client_programs_run_end_to_end)
 	pid_t server, client;
 
 	program_path(prog, sizeof(prog));
-	snprintf(port, sizeof(port), "%u", fx_free_port());
+	snprintf(port, sizeof(port), "%u", rl_test_free_port());
 	close(mkstemp(srv_out));
 	close(mkstemp(cli_out));
 	server = start(prog, port, NULL, srv_out);
-	client = start(prog, port, fx_addr(), cli_out);
+	client = start(prog, port, rl_test_addr(), cli_out);
 	cli_status = finish(client, 45);
 	if (cli_status != 0)
 		kill(server, SIGKILL);

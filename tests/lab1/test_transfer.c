@@ -125,8 +125,8 @@ static struct rl_args session_args(uint16_t port, const char *addr)
 {
 	return (struct rl_args){
 		.prog = "lab1",
-		.ib_port = fx_port(),
-		.gid_index = fx_gid_index(),
+		.ib_port = rl_test_ib_port(),
+		.gid_index = rl_test_gid_index(),
 		.port = port,
 		.addr = addr,
 	};
@@ -147,7 +147,7 @@ START_TEST(server_and_client_processes_connect_and_transfer)
 {
 	static const char msg[] = "hello from a test client";
 	static const char text[] = "text the test client wrote";
-	struct rl_args args = session_args(fx_free_port(), fx_addr());
+	struct rl_args args = session_args(rl_test_free_port(), rl_test_addr());
 	bool server_done = false, client_done = false;
 	int pipefd[2], ret, i, server_status = -1, client_status = -1, status;
 	struct lab1_received got;

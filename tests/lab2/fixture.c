@@ -10,41 +10,6 @@
 
 #include "fixture.h"
 
-uint8_t fx_port(void)
-{
-	const char *s = getenv("RDMALAB_IB_PORT");
-
-	return s && *s ? (uint8_t)atoi(s) : 1;
-}
-
-int fx_gid_index(void)
-{
-	return rl_test_gid_index();
-}
-
-const char *fx_addr(void)
-{
-	const char *addr = getenv("RDMALAB_ADDR");
-
-	ck_assert_msg(addr && *addr,
-		      "RDMALAB_ADDR is not set: run the tests with 'make check LAB=2'");
-	return addr;
-}
-
-uint16_t fx_free_port(void)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	socklen_t len = sizeof(sin);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	ck_assert_msg(fd >= 0, "expected a socket, got %s", strerror(errno));
-	ck_assert_msg(bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
-			      getsockname(fd, (struct sockaddr *)&sin, &len) == 0,
-		      "expected a free port, got %s", strerror(errno));
-	close(fd);
-	return ntohs(sin.sin_port);
-}
-
 long fx_now_ms(void)
 {
 	struct timespec ts;
@@ -102,10 +67,12 @@ static void fx_connect(struct ibv_qp *qp, struct ibv_qp *peer, int rnr_retry)
 	};
 	int ret;
 
-	ck_assert_int_eq(
-		rl_qp_to_init(qp, fx_port(), IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ), 0);
-	ck_assert_int_eq(rl_qp_local_dest(peer, fx_port(), fx_gid_index(), 0, &dest), 0);
-	ck_assert_int_eq(rl_qp_to_rtr(qp, fx_port(), fx_gid_index(), &dest), 0);
+	ck_assert_int_eq(rl_qp_to_init(qp, rl_test_ib_port(),
+				       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ),
+			 0);
+	ck_assert_int_eq(rl_qp_local_dest(peer, rl_test_ib_port(), rl_test_gid_index(), 0, &dest),
+			 0);
+	ck_assert_int_eq(rl_qp_to_rtr(qp, rl_test_ib_port(), rl_test_gid_index(), &dest), 0);
 	ret = ibv_modify_qp(qp, &attr,
 			    IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
@@ -225,7 +192,7 @@ void fx_cm_client(struct lab2_conn *c, uint16_t port)
 	c->timeout_ms = FX_TIMEOUT_MS;
 	c->cm_ch = rl_cm_create_channel();
 	ck_assert(c->cm_ch);
-	ck_assert_int_eq(rl_cm_resolve(c->cm_ch, fx_addr(), port, FX_TIMEOUT_MS, &c->id), 0);
+	ck_assert_int_eq(rl_cm_resolve(c->cm_ch, rl_test_addr(), port, FX_TIMEOUT_MS, &c->id), 0);
 	fx_cm_resources(c);
 	ck_assert_msg(rl_cm_connect(c->id, NULL, 0, FX_TIMEOUT_MS, NULL) == 0,
 		      "fixture: could not connect to the reference server on port %u", port);

@@ -31,13 +31,7 @@
 			      what, fx_ret_, strerror(-fx_ret_), step, step);                      \
 	} while (0)
 
-/* The port (RDMALAB_IB_PORT, else 1) and the GID index the environment names. */
-uint8_t fx_port(void);
-int fx_gid_index(void);
-/* The IPv4 address of the device's GID (RDMALAB_ADDR), or fail. */
-const char *fx_addr(void);
-/* A port nobody listens on right now. */
-uint16_t fx_free_port(void);
+/* The environment (port, GID index, address) and free ports: see ../harness.h. */
 /* Milliseconds on a monotonic clock. */
 long fx_now_ms(void);
 

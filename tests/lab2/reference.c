@@ -407,7 +407,7 @@ void ref_client_start(struct ref_peer *r, uint16_t port, const struct ref_opts *
 	memset(r, 0, sizeof(*r));
 	r->o = *o;
 	r->port = port;
-	r->addr = fx_addr();
+	r->addr = rl_test_addr();
 	r->ch = rl_cm_create_channel();
 	ck_assert_msg(r->ch, "reference: no rdma_cm channel");
 	ck_assert_int_eq(pthread_create(&r->thread, NULL, ref_client_main, r), 0);

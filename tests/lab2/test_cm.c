@@ -14,7 +14,7 @@ START_TEST(client_resolves_and_connects_to_the_reference_server)
 
 	o.quit_after = 0;
 	ref_server_start(&r, &o);
-	fx_ok(lab2_resolve(&c, fx_addr(), r.port), "lab2_resolve", 1);
+	fx_ok(lab2_resolve(&c, rl_test_addr(), r.port), "lab2_resolve", 1);
 	ck_assert_msg(c.cm_ch && c.id && c.id->verbs,
 		      "expected lab2_resolve to set c->cm_ch and c->id, with id->verbs the device");
 	fx_cm_resources(&c);
@@ -35,7 +35,7 @@ START_TEST(connect_asks_the_server_for_a_finite_rnr_retry)
 	o.quit_after = 0;
 	o.rnr_retry = 3; /* what the server asks of us: not what we ask of it */
 	ref_server_start(&r, &o);
-	fx_ok(lab2_resolve(&c, fx_addr(), r.port), "lab2_resolve", 1);
+	fx_ok(lab2_resolve(&c, rl_test_addr(), r.port), "lab2_resolve", 1);
 	fx_cm_resources(&c);
 	fx_ok(lab2_connect(&c), "lab2_connect", 1);
 	ref_join(&r);
@@ -53,7 +53,7 @@ START_TEST(server_listens_and_accepts_the_reference_client)
 {
 	struct ref_opts o = ref_default();
 	struct lab2_conn c = { .timeout_ms = FX_TIMEOUT_MS };
-	uint16_t port = fx_free_port();
+	uint16_t port = rl_test_free_port();
 	struct ref_peer r;
 	int ret;
 
@@ -82,7 +82,7 @@ START_TEST(connecting_where_nobody_listens_is_refused_in_bounded_time)
 	long start;
 	int ret;
 
-	fx_ok(lab2_resolve(&c, fx_addr(), fx_free_port()), "lab2_resolve", 1);
+	fx_ok(lab2_resolve(&c, rl_test_addr(), rl_test_free_port()), "lab2_resolve", 1);
 	fx_cm_resources(&c);
 	start = fx_now_ms();
 	ret = lab2_connect(&c);
@@ -102,7 +102,7 @@ START_TEST(get_request_times_out_when_no_client_comes)
 	long start, took;
 	int ret;
 
-	fx_ok(lab2_listen(&c, fx_free_port()), "lab2_listen", 1);
+	fx_ok(lab2_listen(&c, rl_test_free_port()), "lab2_listen", 1);
 	start = fx_now_ms();
 	ret = lab2_get_request(&c);
 	took = fx_now_ms() - start;

@@ -35,7 +35,7 @@ END_TEST
 START_TEST(wait_disconnected_returns_once_the_client_disconnects)
 {
 	struct ref_opts o = ref_default();
-	uint16_t port = fx_free_port();
+	uint16_t port = rl_test_free_port();
 	struct lab2_conn c;
 	struct ref_peer r;
 	long start;
@@ -86,9 +86,11 @@ END_TEST
 /* The options a run takes, as the program would parse them. */
 static struct rl_args run_args(uint16_t port, const char *addr)
 {
-	return (struct rl_args){
-		.prog = "lab2", .ib_port = fx_port(), .gid_index = -1, .port = port, .addr = addr
-	};
+	return (struct rl_args){ .prog = "lab2",
+				 .ib_port = rl_test_ib_port(),
+				 .gid_index = -1,
+				 .port = port,
+				 .addr = addr };
 }
 
 START_TEST(lab2_client_against_the_reference_server_moves_every_payload)
@@ -100,7 +102,7 @@ START_TEST(lab2_client_against_the_reference_server_moves_every_payload)
 	int ret;
 
 	ref_server_start(&r, &o);
-	args = run_args(r.port, fx_addr());
+	args = run_args(r.port, rl_test_addr());
 	ret = lab2_run_client(&args, FX_TIMEOUT_MS, CLIENT_TEXT, &res);
 	ref_join(&r);
 	ck_assert_msg(ret == 0, "expected lab2_run_client to return 0, got %d (%s)%s%s", ret,
@@ -122,7 +124,7 @@ END_TEST
 START_TEST(lab2_server_against_the_reference_client_moves_every_payload)
 {
 	struct ref_opts o = ref_default();
-	uint16_t port = fx_free_port();
+	uint16_t port = rl_test_free_port();
 	struct lab2_result res;
 	struct rl_args args = run_args(port, NULL);
 	struct ref_peer r;
@@ -170,7 +172,7 @@ START_TEST(lab2_client_reports_a_server_that_leaves_early_without_hanging)
 
 	o.quit_after = 3;
 	ref_server_start(&r, &o);
-	args = run_args(r.port, fx_addr());
+	args = run_args(r.port, rl_test_addr());
 	start = fx_now_ms();
 	ret = lab2_run_client(&args, 20000, CLIENT_TEXT, &res);
 	took = fx_now_ms() - start;
@@ -189,7 +191,7 @@ END_TEST
 START_TEST(lab2_server_reports_a_client_that_leaves_early_without_hanging)
 {
 	struct ref_opts o = ref_default();
-	uint16_t port = fx_free_port();
+	uint16_t port = rl_test_free_port();
 	struct rl_args args = run_args(port, NULL);
 	struct lab2_result res;
 	struct ref_peer r;

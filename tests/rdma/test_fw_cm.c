@@ -33,14 +33,6 @@ struct server {
 	char got_private[sizeof(client_hello)];
 };
 
-static const char *test_addr(void)
-{
-	const char *addr = getenv("RDMALAB_ADDR");
-
-	ck_assert_msg(addr && *addr, "RDMALAB_ADDR is not set: run with 'make rdma-test'");
-	return addr;
-}
-
 /* PD, CQ, MR and QP on ID's device; 0 or -1. */
 static int conn_up(struct conn *c, struct rdma_cm_id *id)
 {
@@ -115,14 +107,14 @@ START_TEST(test_client_and_server_connect_exchange_and_disconnect)
 
 	srv.ch = rl_cm_create_channel();
 	ck_assert_msg(srv.ch, "expected an event channel (see stderr)");
-	ck_assert_int_eq(rl_cm_listen(srv.ch, test_addr(), 0, &srv.listen_id, &port), 0);
+	ck_assert_int_eq(rl_cm_listen(srv.ch, rl_test_addr(), 0, &srv.listen_id, &port), 0);
 	ck_assert_msg(port != 0, "expected a bound port, got 0");
 	ck_assert_int_eq(pthread_create(&thread, NULL, server_main, &srv), 0);
 
 	ch = rl_cm_create_channel();
 	ck_assert_ptr_nonnull(ch);
-	ck_assert_msg(rl_cm_resolve(ch, test_addr(), port, TIMEOUT_MS, &id) == 0,
-		      "client: resolve %s:%u: expected 0 (see stderr)", test_addr(), port);
+	ck_assert_msg(rl_cm_resolve(ch, rl_test_addr(), port, TIMEOUT_MS, &id) == 0,
+		      "client: resolve %s:%u: expected 0 (see stderr)", rl_test_addr(), port);
 	ck_assert_msg(conn_up(&c, id) == 0, "client: expected verbs resources (see stderr)");
 	ck_assert_msg(rl_cm_connect(id, client_hello, sizeof(client_hello), TIMEOUT_MS, &ev) == 0,
 		      "client: connect: expected ESTABLISHED (see stderr)");
@@ -159,7 +151,7 @@ START_TEST(test_connect_to_port_nobody_listens_on_fails)
 
 	ck_assert_ptr_nonnull(ch);
 	/* Port 1 on our own address: resolvable, but nobody listens there. */
-	ck_assert_int_eq(rl_cm_resolve(ch, test_addr(), 1, TIMEOUT_MS, &id), 0);
+	ck_assert_int_eq(rl_cm_resolve(ch, rl_test_addr(), 1, TIMEOUT_MS, &id), 0);
 	ck_assert_int_eq(conn_up(&c, id), 0);
 	ret = rl_cm_connect(id, NULL, 0, TIMEOUT_MS, NULL);
 	conn_down(&c, id);

@@ -107,6 +107,7 @@ START_TEST(test_args_takes_env_fallbacks)
 	ck_assert_msg(a.addr && !strcmp(a.addr, "10.211.0.1"), "addr: expected 10.211.0.1, got %s",
 		      a.addr);
 	ck_assert_msg(a.verbose == RL_LOG_DEBUG, "verbose: expected 2, got %d", a.verbose);
+	ck_assert_msg(!a.addr_given, "addr_given: expected false for RDMALAB_ADDR, got true");
 }
 END_TEST
 
@@ -126,6 +127,7 @@ START_TEST(test_args_flags_override_env)
 	ck_assert_msg(!strcmp(a.dev, "rxe0"), "dev: expected rxe0, got %s", a.dev);
 	ck_assert_msg(a.gid_index == 0, "gid_index: expected 0, got %d", a.gid_index);
 	ck_assert_msg(!strcmp(a.addr, "192.168.0.9"), "addr: expected 192.168.0.9, got %s", a.addr);
+	ck_assert_msg(a.addr_given, "addr_given: expected true for an operand, got false");
 }
 END_TEST
 
