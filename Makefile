@@ -65,7 +65,9 @@ test:
 	@scripts/run-tests --mode $(RDMA_MODE) --unit "$(UNIT_TESTS)" --rdma "$(RDMA_TESTS)" --memcheck \
 		--stubs-check "scripts/gen-stubs --check" \
 		--fuzz "$(MAKE) --no-print-directory -s fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)" \
-		--also "$(CHECK_LABS_RUN)" --report "$(MAKE) --no-print-directory -s check-labs-report"
+		--also "$(CHECK_LABS_RUN)" --report "$(MAKE) --no-print-directory -s check-labs-report" \
+		--extra "grader: the sample submissions get their expected scores" \
+			"tests/grader/run-samples --mode $(RDMA_MODE)"
 
 unit-test: build
 	@scripts/run-tests --unit "$(UNIT_TESTS)"
@@ -104,6 +106,8 @@ help:
 	@echo "make doctor     diagnose this machine's RDMA set-up, with fixes"
 	@echo "make vm-shell   open a shell in the Soft-RoCE VM"
 	@echo "make check LAB=N [SOL=1] [STEP=k]  run lab N's step tests on labs/ (SOL=1: solutions/)"
+	@echo "make grade [LAB=N]  grade your labs/ as the course's grader does (report in grade-results/)"
+	@echo "make grade-samples  the grader on its sample submissions, checked against their expected scores"
 	@echo "make stubs      regenerate labs/ from solutions/ (make stubs-check: verify)"
 	@echo "make fuzz       fuzz the Lab 3 protocol decoder (FUZZ_SECONDS, default 30)"
 	@echo "make format     clang-format the C sources"

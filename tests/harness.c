@@ -9,6 +9,18 @@
 
 #include "harness.h"
 
+double rl_test_timeout(double seconds)
+{
+	const char *s = getenv("RDMALAB_TEST_TIMEOUT");
+	char *end;
+	double t;
+
+	if (!s || !*s)
+		return seconds;
+	t = strtod(s, &end);
+	return *end == '\0' && t > 0 ? t : seconds;
+}
+
 const char *rl_test_device(void)
 {
 	const char *dev = getenv("RDMALAB_DEVICE");

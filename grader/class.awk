@@ -1,0 +1,99 @@
+# class.awk: a class's scores from each student's results.
+# Input: DIR/NAME/results.tsv and results.json of every student (see
+# format.awk); variables: out (DIR), students and labs (space-separated). Writes DIR/class.csv
+# (student, one column per lab, total, max, status) and DIR/summary.txt (the
+# distribution of the totals), and prints the summary.
+
+function csv(s) {
+	if (s ~ /[",\n]/) {
+		gsub(/"/, "\"\"", s)
+		s = "\"" s "\""
+	}
+	return s
+}
+
+BEGIN {
+	FS = "\t"
+	nl = split(labs, lab, " ")
+	ns = split(students, names, " ")
+	for (i = 1; i <= ns; i++) {
+		student = names[i]
+		file = out "/" student "/results.json"
+		ungradable[student] = 0
+		while ((getline line < file) > 0)
+			if (line ~ /"ungradable": true/)
+				ungradable[student] = 1
+		close(file)
+		file = out "/" student "/results.tsv"
+		while ((getline line < file) > 0) {
+			if (split(line, fld, "\t") < 6)
+				continue
+			got[student, fld[1]] += fld[5]
+			max[student, fld[1]] += fld[6]
+			total[student] += fld[5]
+			if (max[student, fld[1]] > classmax[fld[1]])
+				classmax[fld[1]] = max[student, fld[1]]
+		}
+		close(file)
+	}
+}
+
+END {
+	f = out "/class.csv"
+	printf "student" > f
+	for (l = 1; l <= nl; l++)
+		printf ",lab%s", lab[l] > f
+	printf ",total,max,status\n" > f
+	top = 0
+	for (l = 1; l <= nl; l++)
+		top += classmax[lab[l]]
+	graded = 0
+	for (i = 1; i <= ns; i++) {
+		s = names[i]
+		printf "%s", csv(s) > f
+		for (l = 1; l <= nl; l++)
+			printf ",%s", (ungradable[s] ? "" : got[s, lab[l]] + 0) > f
+		printf ",%s,%d,%s\n", (ungradable[s] ? "" : total[s] + 0), top, (ungradable[s] ? "ungradable" : "graded") > f
+		if (!ungradable[s])
+			score[++graded] = total[s] + 0
+	}
+
+	# Sort the totals (insertion sort: a class is small).
+	for (i = 2; i <= graded; i++) {
+		v = score[i]
+		for (j = i - 1; j >= 1 && score[j] > v; j--)
+			score[j + 1] = score[j]
+		score[j + 1] = v
+	}
+	g = out "/summary.txt"
+	printf "%d student(s): %d graded, %d ungradable; labs %s, %d points in all\n", ns, graded, ns - graded, labs, top > g
+	if (graded > 0) {
+		sum = 0
+		for (i = 1; i <= graded; i++)
+			sum += score[i]
+		median = graded % 2 ? score[(graded + 1) / 2] : (score[graded / 2] + score[graded / 2 + 1]) / 2
+		printf "total: min %d, median %s, mean %.1f, max %d\n", score[1], median, sum / graded, score[graded] > g
+		for (b = 0; b < 10; b++)
+			bucket[b] = 0
+		for (i = 1; i <= graded; i++) {
+			b = top > 0 ? int(score[i] * 10 / top) : 9
+			bucket[b > 9 ? 9 : b]++
+		}
+		for (b = 9; b >= 0; b--) {
+			bar = ""
+			for (k = 0; k < bucket[b]; k++)
+				bar = bar "#"
+			printf "%3d-%3d%%  %3d  %s\n", b * 10, (b == 9 ? 100 : b * 10 + 9), bucket[b], bar > g
+		}
+	}
+	for (l = 1; l <= nl; l++) {
+		sum = 0
+		for (i = 1; i <= ns; i++)
+			if (!ungradable[names[i]])
+				sum += got[names[i], lab[l]]
+		printf "lab %s: mean %.1f of %d\n", lab[l], (graded ? sum / graded : 0), classmax[lab[l]] > g
+	}
+	close(g)
+	while ((getline line < g) > 0)
+		print line
+}
