@@ -57,17 +57,18 @@ $(UNIT_TESTS) $(RDMA_TESTS): $(BUILD)/%: $(BUILD)/%.o $(HARNESS_OBJ) $(FW_LIB)
 # make test: install what is missing (as root), build, run the host unit
 # tests, then the RDMA tests natively or in one boot of the Soft-RoCE VM.
 # The lab step tests run in the same boot; their tables are printed after.
-# The protocol decoder is fuzzed for TEST_FUZZ_SECONDS on the way.
+# The protocol decoder is fuzzed for TEST_FUZZ_SECONDS on the way, and the
+# student handout is built and its file list checked (no VM). In a student
+# handout the stubs and lab step checks are left out (see mk/labs.mk).
 TEST_FUZZ_SECONDS ?= 20
 test:
 	@scripts/deps ensure
 	@$(MAKE) --no-print-directory build
+	@$(if $(HAVE_SOLUTIONS),,echo "$(NO_SOLUTIONS) (the lab step tests: make check LAB=N)")
 	@scripts/run-tests --mode $(RDMA_MODE) --unit "$(UNIT_TESTS)" --rdma "$(RDMA_TESTS)" --memcheck \
-		--stubs-check "scripts/gen-stubs --check" \
+		--stubs-check "$(TEST_STUBS_CHECK)" --handout-check "$(TEST_HANDOUT_CHECK)" \
 		--fuzz "$(MAKE) --no-print-directory -s fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)" \
-		--also "$(CHECK_LABS_RUN)" --report "$(MAKE) --no-print-directory -s check-labs-report" \
-		--extra "grader: the sample submissions get their expected scores" \
-			"tests/grader/run-samples --mode $(RDMA_MODE)"
+		--also "$(TEST_LABS_RUN)" --report "$(TEST_LABS_REPORT)" $(TEST_EXTRAS)
 
 unit-test: build
 	@scripts/run-tests --unit "$(UNIT_TESTS)"
@@ -76,6 +77,7 @@ rdma-test: build
 	@scripts/run-tests --mode $(RDMA_MODE) --rdma "$(RDMA_TESTS)"
 
 demo:
+	@$(if $(HAVE_SOLUTIONS),,echo "make demo runs the reference Lab 3 sender, which a student handout does not have: finish Lab 3, then make check LAB=3" >&2; exit 2)
 	@scripts/deps ensure
 	@$(MAKE) --no-print-directory build
 	@scripts/demo --mode $(RDMA_MODE)
@@ -89,11 +91,12 @@ vm-shell:
 vm-prepare:
 	@vm/rxe-run --prepare
 
-# labs/ is generated: format solutions/, then regenerate the stubs.
+# labs/ is generated: format solutions/, then regenerate the stubs (not in a
+# student handout, which has no solutions/: see mk/labs.mk).
 format:
-	clang-format -i $(wildcard framework/*.[ch] tests/*.[ch] tests/*/*.[ch] \
-		solutions/*/*.[ch] receiver/*.[ch] grader/*.[ch])
-	@scripts/gen-stubs
+	$(if $(HAVE_SOLUTIONS),clang-format -i $(wildcard framework/*.[ch] tests/*.[ch] tests/*/*.[ch] \
+		solutions/*/*.[ch] receiver/*.[ch] grader/*.[ch]),@echo "$(NO_SOLUTIONS)")
+	$(if $(HAVE_SOLUTIONS),@scripts/gen-stubs)
 
 clean:
 	rm -rf $(BUILD)
@@ -110,6 +113,8 @@ help:
 	@echo "make grade-samples  the grader on its sample submissions, checked against their expected scores"
 	@echo "make stubs      regenerate labs/ from solutions/ (make stubs-check: verify)"
 	@echo "make fuzz       fuzz the Lab 3 protocol decoder (FUZZ_SECONDS, default 30)"
+	@echo "make handout    the student tarball, build/rdmalab-handout.tar.gz (no solutions/)"
+	@echo "make gradescope the Gradescope autograder, build/gradescope.zip [LAB=N: one lab]"
 	@echo "make format     clang-format the C sources"
 	@echo "make clean      remove build/"
 	@echo "RDMA_MODE=auto|native|vm picks where RDMA code runs (default auto)"

@@ -6,6 +6,10 @@
 
 GRADE_OUT ?= grade-results
 
+# make test: the samples, with the kit's solutions (a handout has neither).
+TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: the sample submissions get their expected scores" \
+	"tests/grader/run-samples --mode $(RDMA_MODE)")
+
 .PHONY: grade grade-samples
 
 grade: build

@@ -5,7 +5,9 @@
 # and the lab3 program itself (order-only: they are run, not linked).
 #
 # (Included before labs.mk and receiver.mk: only variables of the Makefile
-# and literal paths here.)
+# and literal paths here. A student handout has no solutions/.)
+
+LAB3_TREES := labs $(if $(wildcard solutions/lab3/),solutions)
 
 LAB3_TEST_NAMES := $(patsubst tests/lab3/%.c,%,$(wildcard tests/lab3/test_*.c))
 LAB3_LINK := $(BUILD)/lib/libreceiver-testkit.a $(BUILD)/lib/libreceiver.a $(FW_LIB)
@@ -16,9 +18,10 @@ $(addprefix $(BUILD)/$(1)/lab3/tests/,$(LAB3_TEST_NAMES)): $(LAB3_LINK) | \
 	$(BUILD)/bin/rdmalab-receiver $(BUILD)/$(1)/lab3/lab3
 $(addprefix $(BUILD)/$(1)/lab3/tests/,$(LAB3_TEST_NAMES)): private LDLIBS := $(LAB3_LINK) $(LDLIBS)
 endef
-$(foreach tree,labs solutions,$(eval $(call lab3_test_rules,$(tree))))
+$(foreach tree,$(LAB3_TREES),$(eval $(call lab3_test_rules,$(tree))))
 
 # The student's program is also built as `sender`, the name the course uses.
-$(BUILD)/labs/lab3/sender $(BUILD)/solutions/lab3/sender: %/sender: %/lab3
+LAB3_SENDERS := $(foreach tree,$(LAB3_TREES),$(BUILD)/$(tree)/lab3/sender)
+$(LAB3_SENDERS): %/sender: %/lab3
 	ln -sf lab3 $@
-build: $(BUILD)/labs/lab3/sender $(BUILD)/solutions/lab3/sender
+build: $(LAB3_SENDERS)
