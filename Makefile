@@ -111,6 +111,7 @@ help:
 	@echo "make check LAB=N [SOL=1] [STEP=k]  run lab N's step tests on labs/ (SOL=1: solutions/)"
 	@echo "make grade [LAB=N]  grade your labs/ as the course's grader does (report in grade-results/)"
 	@echo "make grade-samples  the grader on its sample submissions, checked against their expected scores"
+	@echo "make grade-bench    time the grader on a class of 50 submissions (GRADE_BENCH_N, GRADE_BENCH_JOBS)"
 	@echo "make stubs      regenerate labs/ from solutions/ (make stubs-check: verify)"
 	@echo "make fuzz       fuzz the Lab 3 protocol decoder (FUZZ_SECONDS, default 30)"
 	@echo "make handout    the student tarball, build/rdmalab-handout.tar.gz (no solutions/)"
