@@ -106,6 +106,7 @@ help:
 	@echo "make check LAB=N [SOL=1] [STEP=k]  run lab N's step tests on labs/ (SOL=1: solutions/)"
 	@echo "make stubs      regenerate labs/ from solutions/ (make stubs-check: verify)"
 	@echo "make fuzz       fuzz the Lab 3 protocol decoder (FUZZ_SECONDS, default 30)"
+	@echo "make bench [BENCH_SIZES=\"1 4\"]  Lab 3 and Lab 4 senders vs ib_write_bw: table, CSV, plot"
 	@echo "make format     clang-format the C sources"
 	@echo "make clean      remove build/"
 	@echo "RDMA_MODE=auto|native|vm picks where RDMA code runs (default auto)"
