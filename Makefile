@@ -116,6 +116,7 @@ help:
 	@echo "make fuzz       fuzz the Lab 3 protocol decoder (FUZZ_SECONDS, default 30)"
 	@echo "make handout    the student tarball, build/rdmalab-handout.tar.gz (no solutions/)"
 	@echo "make gradescope the Gradescope autograder, build/gradescope.zip [LAB=N: one lab]"
+	@echo "make bench [BENCH_SIZES=\"1 4\"]  Lab 3 and Lab 4 senders vs ib_write_bw: table, CSV, plot"
 	@echo "make format     clang-format the C sources"
 	@echo "make clean      remove build/"
 	@echo "RDMA_MODE=auto|native|vm picks where RDMA code runs (default auto)"
