@@ -7,7 +7,7 @@
 # (Gradescope) and out/junit.xml.
 
 function json(s) {
-	gsub(/\\/, "\\\\", s)
+	gsub(/\\/, "\\\\\\\\", s)	# one backslash becomes two (mawk and gawk)
 	gsub(/"/, "\\\"", s)
 	gsub(/\t/, "\\t", s)
 	gsub(/\r/, "\\r", s)
