@@ -1,0 +1,153 @@
+/*
+ * xverbs.c: Lab 4 step 2: the extended verbs. The sender posts each chunk
+ * with ibv_qp_ex as an RDMA write with immediate data (the chunk's index);
+ * the receiver learns of each chunk from its completion on an ibv_cq_ex
+ * and hashes it as it arrives, with no message besides the writes.
+ */
+#include <endian.h>
+#include <string.h>
+
+#include "lab4.h"
+
+/*
+ * Step 2a. Post chunk INDEX of the file: bytes [INDEX * s->chunk, + its
+ * length) to s->remote_addr plus the same offset, with s->rkey, as an RDMA
+ * write with immediate data INDEX (big-endian on the wire), wr_id INDEX,
+ * asking for a completion when SIGNALED. Returns 0 or a negative errno.
+ */
+int lab4_post_chunk(struct lab4_sender *s, uint32_t index, bool signaled)
+{
+	/* BEGIN SOLUTION step 2
+	 * ibv_wr_start(), set qpx->wr_id and qpx->wr_flags, ibv_wr_rdma_write_imm(),
+	 * ibv_wr_set_sge() with the file MR's lkey, then ibv_wr_complete(): it
+	 * posts, and returns an errno. SRD (s->ah set) also needs ibv_wr_set_ud_addr().
+	 * Read: man ibv_wr_post (ibv_wr_start, ibv_wr_rdma_write_imm), docs/lab4.md#step-2.
+	 * stub: return rl_todo(2);
+	 */
+	uint64_t offset = (uint64_t)index * s->chunk;
+	uint32_t len = lab4_chunk_len(s->size, s->chunk, index);
+	int ret;
+
+	ibv_wr_start(s->qpx);
+	s->qpx->wr_id = index;
+	s->qpx->wr_flags = signaled ? IBV_SEND_SIGNALED : 0;
+	ibv_wr_rdma_write_imm(s->qpx, s->rkey, s->remote_addr + offset, htobe32(index));
+	ibv_wr_set_sge(s->qpx, s->mr->lkey, (uintptr_t)(s->data + offset), len);
+	if (s->ah)
+		ibv_wr_set_ud_addr(s->qpx, s->ah, s->remote_qpn, LAB4_QKEY);
+	ret = ibv_wr_complete(s->qpx);
+	if (ret)
+		return rl_fail("ibv_wr_complete", ret, "RDMA WRITE WITH IMM of chunk %u, %u bytes",
+			       index, len);
+	return 0;
+	/* END SOLUTION */
+}
+
+/*
+ * Step 2b. Take up to MAX completions from the receiver's extended CQ
+ * without waiting: for each, the chunk index (its immediate data, in host
+ * order) and byte_len into OUT. Returns how many (0: none yet), or -EIO
+ * after one line when a completion failed or is not a write with immediate.
+ */
+int lab4_poll_arrivals(struct lab4_receiver *r, struct lab4_arrival *out, int max)
+{
+	/* BEGIN SOLUTION step 2
+	 * ibv_start_poll() (ENOENT: nothing there), then ibv_next_poll() for each
+	 * further one; read status, opcode, imm_data and byte_len of the current
+	 * completion with ibv_wc_read_*(); always ibv_end_poll() after a good start.
+	 * Read: man ibv_create_cq_ex ("Polling an extended CQ").
+	 * stub: return rl_todo(2);
+	 */
+	struct ibv_poll_cq_attr attr = { 0 };
+	int n = 0, ret;
+
+	if (max <= 0)
+		return 0;
+	ret = ibv_start_poll(r->cq, &attr);
+	if (ret == ENOENT)
+		return 0;
+	if (ret)
+		return rl_fail("ibv_start_poll", ret, "on the receiver's CQ");
+	do {
+		if (r->cq->status != IBV_WC_SUCCESS) {
+			rl_err("chunk %u: receive completion failed: %s (wr_id %llu)", r->arrived + n,
+			       ibv_wc_status_str(r->cq->status),
+			       (unsigned long long)r->cq->wr_id);
+			n = -EIO;
+			break;
+		}
+		if (ibv_wc_read_opcode(r->cq) != IBV_WC_RECV_RDMA_WITH_IMM) {
+			rl_err("expected an RDMA write with immediate, got completion opcode %d",
+			       ibv_wc_read_opcode(r->cq));
+			n = -EIO;
+			break;
+		}
+		out[n].index = be32toh(ibv_wc_read_imm_data(r->cq));
+		out[n].len = ibv_wc_read_byte_len(r->cq);
+		n++;
+	} while (n < max && (ret = ibv_next_poll(r->cq)) == 0);
+	ibv_end_poll(r->cq);
+	if (n >= 0 && ret && ret != ENOENT)
+		return rl_fail("ibv_next_poll", ret, "on the receiver's CQ");
+	return n;
+	/* END SOLUTION */
+}
+
+/*
+ * Step 2c. Receive the whole file: until r->arrived == r->nchunks, take the
+ * arrivals (sleeping with lab4_wait_arrivals() when there are none), post
+ * as many receives again, check each is the next chunk with its right
+ * length, and hash its bytes in r->buf. Then finish the hash into
+ * r->sha256 and set r->good. Returns 0 (good or not), -EPROTO for a chunk
+ * out of order or of the wrong length, or the errors of the calls above.
+ */
+int lab4_receive_file(struct lab4_receiver *r)
+{
+	/* BEGIN SOLUTION step 2
+	 * Post receives again before hashing: the sender's next writes each need
+	 * one, and hashing is slow. EVP_DigestUpdate(r->hash, ...) per chunk in
+	 * order, EVP_DigestFinal_ex() at the end (a 0-byte file has a hash too).
+	 * Read: lab4_wait_arrivals() and lab4_post_recvs() in setup.c; man EVP_DigestUpdate.
+	 * stub: return rl_todo(2);
+	 */
+	struct lab4_arrival arr[LAB4_POLL_BATCH];
+	uint32_t want;
+	unsigned int len = 0;
+	int i, n, ret;
+
+	while (r->arrived < r->nchunks) {
+		n = lab4_poll_arrivals(r, arr, LAB4_POLL_BATCH);
+		if (n < 0)
+			return n;
+		if (n == 0) {
+			ret = lab4_wait_arrivals(r);
+			if (ret)
+				return ret;
+			continue;
+		}
+		ret = lab4_post_recvs(r, (uint32_t)n);
+		if (ret)
+			return ret;
+		for (i = 0; i < n; i++) {
+			want = lab4_chunk_len(r->size, r->chunk, r->arrived);
+			if (arr[i].index != r->arrived || arr[i].len != want) {
+				rl_err("chunk %u of %u bytes arrived, expected chunk %u of %u bytes",
+				       arr[i].index, arr[i].len, r->arrived, want);
+				return -EPROTO;
+			}
+			if (!EVP_DigestUpdate(r->hash, r->buf + (uint64_t)r->arrived * r->chunk,
+					      want)) {
+				rl_err("EVP_DigestUpdate failed");
+				return -EIO;
+			}
+			r->arrived++;
+		}
+	}
+	if (!EVP_DigestFinal_ex(r->hash, r->sha256, &len) || len != sizeof(r->sha256)) {
+		rl_err("EVP_DigestFinal_ex failed");
+		return -EIO;
+	}
+	r->good = memcmp(r->sha256, r->announced, sizeof(r->sha256)) == 0;
+	return 0;
+	/* END SOLUTION */
+}
