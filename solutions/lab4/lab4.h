@@ -178,6 +178,8 @@ int lab4_sender_open(struct lab4_sender *s, struct ibv_context *ctx, const struc
 void lab4_sender_close(struct lab4_sender *s);
 int lab4_receiver_open(struct lab4_receiver *r, struct ibv_context *ctx, uint64_t size,
 		       uint32_t chunk, const uint8_t announced[32], enum lab4_transport transport);
+int lab4_receiver_connect(struct lab4_receiver *r, uint8_t port, int gid_index,
+			  enum lab4_transport transport, const struct rl_qp_dest *remote);
 void lab4_receiver_close(struct lab4_receiver *r);
 int lab4_post_recvs(struct lab4_receiver *r, uint32_t n);
 int lab4_wait_arrivals(struct lab4_receiver *r);

@@ -255,8 +255,8 @@ static int lab4_serve(const struct lab4_opts *o)
 		goto clean_fd;
 	r.watch_fd = fd;
 	r.timeout_ms = o->timeout_ms;
-	/* RTR before ACCEPT goes out: the sender writes as soon as it has it. */
-	if (lab4_qp_connect(r.qp, port, gid_index, o->transport, &h.dest) ||
+	/* RTR and receives before ACCEPT goes out: the sender writes as soon as it has it. */
+	if (lab4_receiver_connect(&r, port, gid_index, o->transport, &h.dest) ||
 	    rl_qp_local_dest(r.qp, port, gid_index, 0, &acc.dest))
 		goto clean_r;
 	acc.qkey = LAB4_QKEY;

@@ -159,8 +159,8 @@ static struct ibv_cq_ex *lab4_create_cq_ex(struct ibv_context *ctx, int depth,
 /*
  * Everything a receiver of SIZE bytes in chunks of CHUNK needs: the buffer
  * (an anonymous mapping, registered for local and remote write), the
- * channel, the extended CQ (armed), the QP with receives posted, and the
- * hash started. ANNOUNCED is the sender's SHA-256.
+ * channel, the extended CQ (armed), the QP (in RESET: lab4_receiver_connect()
+ * goes on), and the hash started. ANNOUNCED is the sender's SHA-256.
  */
 int lab4_receiver_open(struct lab4_receiver *r, struct ibv_context *ctx, uint64_t size,
 		       uint32_t chunk, const uint8_t announced[32], enum lab4_transport transport)
@@ -210,13 +210,26 @@ int lab4_receiver_open(struct lab4_receiver *r, struct ibv_context *ctx, uint64_
 			       LAB4_RECV_DEPTH, transport);
 	if (!r->qp)
 		goto clean;
-	if (lab4_post_recvs(r, r->recv_depth))
-		goto clean;
 	return 0;
 
 clean:
 	lab4_receiver_close(r);
 	return -EIO;
+}
+
+/*
+ * Bring r's QP to RTS aimed at REMOTE, then post its receives: a QP takes
+ * receives only from INIT on, and they must be there before the sender
+ * learns where to write (a write with immediate finding none is RNR-NAKed).
+ */
+int lab4_receiver_connect(struct lab4_receiver *r, uint8_t port, int gid_index,
+			  enum lab4_transport transport, const struct rl_qp_dest *remote)
+{
+	int ret = lab4_qp_connect(r->qp, port, gid_index, transport, remote);
+
+	if (!ret)
+		ret = lab4_post_recvs(r, r->recv_depth);
+	return ret;
 }
 
 /* Undo lab4_receiver_open(), in reverse order; safe on a half-made R. */
