@@ -12,7 +12,7 @@
 
 #include "lab4.h"
 
-#ifdef LAB4_SRD
+#ifdef LAB4_WITH_SRD
 #include <infiniband/efadv.h>
 #endif
 
@@ -45,7 +45,7 @@ struct ibv_qp *lab4_create_qp(struct ibv_pd *pd, struct ibv_cq *send_cq, struct 
 	if (transport == LAB4_RC) {
 		qp = ibv_create_qp_ex(pd->context, &attr);
 	} else {
-#ifdef LAB4_SRD
+#ifdef LAB4_WITH_SRD
 		struct efadv_qp_init_attr efa = { .driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD };
 
 		attr.qp_type = IBV_QPT_DRIVER;

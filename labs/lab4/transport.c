@@ -5,7 +5,7 @@
  */
 #include "lab4.h"
 
-#ifdef LAB4_SRD
+#ifdef LAB4_WITH_SRD
 #include <infiniband/efadv.h>
 #endif
 
@@ -16,13 +16,14 @@ const char *lab4_transport_name(enum lab4_transport transport)
 
 /*
  * Step 4. Return 0 when CTX can run TRANSPORT with this build: RC always;
- * SRD only when built with LAB4_SRD and CTX is an EFA device that does RDMA. Otherwise -EOPNOTSUPP after one line that says why and what to do.
+ * SRD only in a build made with LAB4_SRD=1 and when CTX is an EFA device
+ * that does RDMA. Otherwise -EOPNOTSUPP after one line saying why and what to do.
  */
 int lab4_check_transport(struct ibv_context *ctx, enum lab4_transport transport)
 {
 	/* TODO step 4
 	 * ibv_query_device(): EFA devices have vendor_id LAB4_EFA_VENDOR_ID (Amazon).
-	 * In a LAB4_SRD build, efadv_query_device() says whether it does RDMA at all
+	 * In a LAB4_SRD=1 build, efadv_query_device() says whether it does RDMA at all
 	 * (max_rdma_size 0: no). Read: docs/efa.md, man efadv_query_device.
 	 */
 	return rl_todo(4);
