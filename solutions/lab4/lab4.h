@@ -35,21 +35,21 @@ struct lab4_file {
 struct lab4_sender {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
-	struct ibv_cq *cq;      /* send completions: a plain CQ, busy-polled */
-	struct ibv_qp *qp;      /* RC (or SRD), made with ibv_create_qp_ex() */
-	struct ibv_qp_ex *qpx;  /* the same QP, for ibv_wr_*() (step 2) */
-	struct ibv_mr *mr;      /* the file, access 0; NULL for 0 bytes */
-	const uint8_t *data;    /* the bytes to send */
-	uint64_t size;          /* how many */
-	uint64_t remote_addr;   /* where the receiver's buffer starts */
-	uint32_t rkey;          /* and its key */
-	struct ibv_ah *ah;      /* SRD only: where the peer is; NULL for RC */
-	uint32_t remote_qpn;    /* SRD only: the peer's QP number */
-	uint32_t chunk;         /* bytes per RDMA write, the last chunk may be shorter */
-	uint32_t nchunks;       /* lab4_nchunks(size, chunk) */
-	uint32_t window;        /* most writes posted and not known complete */
-	uint32_t signal_every;  /* k: ask for a completion on every k-th write */
-	int timeout_ms;         /* longest wait for any one completion */
+	struct ibv_cq *cq;     /* send completions: a plain CQ, busy-polled */
+	struct ibv_qp *qp;     /* RC (or SRD), made with ibv_create_qp_ex() */
+	struct ibv_qp_ex *qpx; /* the same QP, for ibv_wr_*() (step 2) */
+	struct ibv_mr *mr;     /* the file, access 0; NULL for 0 bytes */
+	const uint8_t *data;   /* the bytes to send */
+	uint64_t size;         /* how many */
+	uint64_t remote_addr;  /* where the receiver's buffer starts */
+	uint32_t rkey;         /* and its key */
+	struct ibv_ah *ah;     /* SRD only: where the peer is; NULL for RC */
+	uint32_t remote_qpn;   /* SRD only: the peer's QP number */
+	uint32_t chunk;        /* bytes per RDMA write, the last chunk may be shorter */
+	uint32_t nchunks;      /* lab4_nchunks(size, chunk) */
+	uint32_t window;       /* most writes posted and not known complete */
+	uint32_t signal_every; /* k: ask for a completion on every k-th write */
+	int timeout_ms;        /* longest wait for any one completion */
 	/* Step 1 keeps these two up to date. */
 	uint32_t posted;    /* chunks posted so far: 0, 1, 2 ... in order */
 	uint32_t completed; /* chunks known complete: every one before a signaled completion */
@@ -70,16 +70,16 @@ struct lab4_receiver {
 	struct ibv_comp_channel *comp; /* wakes the receiver when a chunk lands */
 	struct ibv_cq_ex *cq;          /* receive completions: the extended CQ */
 	struct ibv_qp *qp;
-	struct ibv_mr *mr;   /* the buffer, local and remote write; NULL for 0 bytes */
-	uint8_t *buf;        /* where the file lands, SIZE bytes */
-	uint64_t size;       /* the file's size, as announced */
-	uint32_t chunk;      /* as announced */
-	uint32_t nchunks;    /* lab4_nchunks(size, chunk) */
-	uint32_t recv_depth; /* receives the QP holds; each write with immediate takes one */
+	struct ibv_mr *mr;     /* the buffer, local and remote write; NULL for 0 bytes */
+	uint8_t *buf;          /* where the file lands, SIZE bytes */
+	uint64_t size;         /* the file's size, as announced */
+	uint32_t chunk;        /* as announced */
+	uint32_t nchunks;      /* lab4_nchunks(size, chunk) */
+	uint32_t recv_depth;   /* receives the QP holds; each write with immediate takes one */
 	uint32_t recvs_posted; /* receives posted so far, never more than nchunks */
-	int watch_fd;        /* a socket whose EOF means the sender is gone, or -1 */
-	int timeout_ms;      /* longest wait for the next chunk */
-	EVP_MD_CTX *hash;    /* SHA-256 of the chunks so far, started by setup.c */
+	int watch_fd;          /* a socket whose EOF means the sender is gone, or -1 */
+	int timeout_ms;        /* longest wait for the next chunk */
+	EVP_MD_CTX *hash;      /* SHA-256 of the chunks so far, started by setup.c */
 	uint8_t announced[32]; /* the sender's SHA-256 */
 	/* Step 2 fills these. */
 	uint32_t arrived;   /* chunks received and hashed, in order */
@@ -127,8 +127,8 @@ struct lab4_ud {
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
-	uint8_t *buf;  /* LAB4_UD_SLOTS receive slots of LAB4_GRH_LEN + mtu, then the send slot */
-	uint32_t mtu;  /* the port's active MTU in bytes: the largest datagram */
+	uint8_t *buf; /* LAB4_UD_SLOTS receive slots of LAB4_GRH_LEN + mtu, then the send slot */
+	uint32_t mtu; /* the port's active MTU in bytes: the largest datagram */
 	uint8_t port;
 	int gid_index;
 	uint32_t qkey;
@@ -149,14 +149,14 @@ struct lab4_ud_peer {
 #define LAB4_DEFAULT_SIGNAL 4         /* a completion every 4th write */
 #define LAB4_MAX_WINDOW 256           /* the send queue's depth */
 #define LAB4_MAX_CHUNK (1U << 30)
-#define LAB4_MAX_FILE (1ULL << 32)    /* the receiver holds the file in memory */
-#define LAB4_RECV_DEPTH 512           /* receives kept posted (each chunk takes one) */
-#define LAB4_POLL_BATCH 32            /* completions taken at once */
-#define LAB4_TIMEOUT_MS 30000         /* default longest wait (--timeout) */
-#define LAB4_QKEY 0x11111111          /* UD and SRD: the Q_Key both sides agree on */
-#define LAB4_GRH_LEN 40               /* a UD receive starts with this many GRH bytes */
-#define LAB4_UD_SLOTS 16              /* UD receives kept posted */
-#define LAB4_EFA_VENDOR_ID 0x1d0f     /* Amazon: ibv_device_attr.vendor_id of EFA */
+#define LAB4_MAX_FILE (1ULL << 32) /* the receiver holds the file in memory */
+#define LAB4_RECV_DEPTH 512        /* receives kept posted (each chunk takes one) */
+#define LAB4_POLL_BATCH 32         /* completions taken at once */
+#define LAB4_TIMEOUT_MS 30000      /* default longest wait (--timeout) */
+#define LAB4_QKEY 0x11111111       /* UD and SRD: the Q_Key both sides agree on */
+#define LAB4_GRH_LEN 40            /* a UD receive starts with this many GRH bytes */
+#define LAB4_UD_SLOTS 16           /* UD receives kept posted */
+#define LAB4_EFA_VENDOR_ID 0x1d0f  /* Amazon: ibv_device_attr.vendor_id of EFA */
 
 /* file.c: the file to send (given) */
 int lab4_open_file(struct lab4_file *f, const char *path);
@@ -206,10 +206,9 @@ int lab4_receive_file(struct lab4_receiver *r);
 int lab4_ud_to_rts(struct ibv_qp *qp, uint8_t port, uint32_t qkey);
 struct ibv_ah *lab4_ud_make_ah(struct ibv_pd *pd, uint8_t port, int gid_index,
 			       const union ibv_gid *peer);
-int lab4_ud_send(struct lab4_ud *u, const struct lab4_ud_peer *peer, const void *msg,
-		 uint32_t len, uint64_t wr_id);
-int lab4_ud_payload(const uint8_t *slot, uint32_t byte_len, const uint8_t **payload,
-		    uint32_t *len);
+int lab4_ud_send(struct lab4_ud *u, const struct lab4_ud_peer *peer, const void *msg, uint32_t len,
+		 uint64_t wr_id);
+int lab4_ud_payload(const uint8_t *slot, uint32_t byte_len, const uint8_t **payload, uint32_t *len);
 int lab4_ud_open(struct lab4_ud *u, struct ibv_context *ctx, uint8_t port, int gid_index);
 void lab4_ud_close(struct lab4_ud *u);
 int lab4_ud_post_recv(struct lab4_ud *u, int slot);

@@ -31,7 +31,7 @@ int lab4_ud_to_rts(struct ibv_qp *qp, uint8_t port, uint32_t qkey)
 	int ret;
 
 	ret = ibv_modify_qp(qp, &attr,
-			    IBV_QP_STATE |      /* to INIT */
+			    IBV_QP_STATE |              /* to INIT */
 				    IBV_QP_PKEY_INDEX | /* the default partition */
 				    IBV_QP_PORT |       /* which port */
 				    IBV_QP_QKEY);       /* what senders must quote */
@@ -91,8 +91,8 @@ struct ibv_ah *lab4_ud_make_ah(struct ibv_pd *pd, uint8_t port, int gid_index,
  * send slot first), signaled, with WR_ID. A datagram longer than u->mtu is
  * refused with -EMSGSIZE and one line: UD does not split messages.
  */
-int lab4_ud_send(struct lab4_ud *u, const struct lab4_ud_peer *peer, const void *msg,
-		 uint32_t len, uint64_t wr_id)
+int lab4_ud_send(struct lab4_ud *u, const struct lab4_ud_peer *peer, const void *msg, uint32_t len,
+		 uint64_t wr_id)
 {
 	/* BEGIN SOLUTION step 3
 	 * An IBV_WR_SEND whose wr.ud names the peer: ah, remote_qpn, remote_qkey.
@@ -140,8 +140,7 @@ int lab4_ud_send(struct lab4_ud *u, const struct lab4_ud_peer *peer, const void 
  * the datagram and set *LEN to its length, past the GRH that always comes
  * first. Returns 0, or -EPROTO when BYTE_LEN is shorter than a GRH.
  */
-int lab4_ud_payload(const uint8_t *slot, uint32_t byte_len, const uint8_t **payload,
-		    uint32_t *len)
+int lab4_ud_payload(const uint8_t *slot, uint32_t byte_len, const uint8_t **payload, uint32_t *len)
 {
 	/* BEGIN SOLUTION step 3
 	 * The first LAB4_GRH_LEN (40) bytes of every UD receive are the GRH, present
@@ -191,8 +190,7 @@ int lab4_ud_open(struct lab4_ud *u, struct ibv_context *ctx, uint8_t port, int g
 	size_t size;
 	int i;
 
-	*u = (struct lab4_ud){ .ctx = ctx, .port = port, .gid_index = gid_index,
-			       .qkey = LAB4_QKEY };
+	*u = (struct lab4_ud){ .ctx = ctx, .port = port, .gid_index = gid_index, .qkey = LAB4_QKEY };
 	if (ibv_query_port(ctx, port, &pattr))
 		return rl_fail("ibv_query_port", errno, "port %u", port);
 	u->mtu = 128u << pattr.active_mtu; /* IBV_MTU_256 is 1 */

@@ -48,8 +48,8 @@ static void lab4_get_dest(struct rl_wire *w, struct rl_qp_dest *d)
 }
 
 /* Receive LEN bytes into BUF and check the header is a TYPE message of this version. */
-static int lab4_recv_msg(int fd, enum lab4_msg_type type, uint8_t *buf, size_t len,
-			 int timeout_ms, struct rl_wire *w)
+static int lab4_recv_msg(int fd, enum lab4_msg_type type, uint8_t *buf, size_t len, int timeout_ms,
+			 struct rl_wire *w)
 {
 	static const char *const names[] = { "?", "HELLO", "ACCEPT", "RESULT", "UD_HELLO" };
 	uint32_t magic;

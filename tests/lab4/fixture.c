@@ -200,11 +200,14 @@ void fx_ud_open(struct lab4_ud *u, struct ibv_context *ctx)
 {
 	struct ibv_port_attr pattr;
 	struct ibv_qp_init_attr init = {
-		.cap = { .max_send_wr = 4, .max_recv_wr = LAB4_UD_SLOTS, .max_send_sge = 1,
+		.cap = { .max_send_wr = 4,
+			 .max_recv_wr = LAB4_UD_SLOTS,
+			 .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_UD,
 	};
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = rl_test_ib_port(),
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
+				 .port_num = rl_test_ib_port(),
 				 .qkey = LAB4_QKEY };
 	size_t size;
 	int i;
@@ -226,7 +229,8 @@ void fx_ud_open(struct lab4_ud *u, struct ibv_context *ctx)
 	u->mr = ibv_reg_mr(u->pd, u->buf, size, IBV_ACCESS_LOCAL_WRITE);
 	ck_assert_msg(u->qp && u->mr, "fixture: UD QP and MR");
 	ck_assert_int_eq(ibv_modify_qp(u->qp, &a,
-				       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
+				       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					       IBV_QP_QKEY),
 			 0);
 	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR };
 	ck_assert_int_eq(ibv_modify_qp(u->qp, &a, IBV_QP_STATE), 0);

@@ -24,11 +24,10 @@ START_TEST(pipeline_writes_every_chunk_in_order_to_the_right_place)
 	ck_assert_msg(ret == 0, "expected lab4_pipeline to return 0, got %d (%s)", ret,
 		      strerror(-ret));
 	ck_assert_msg(p.s.posted == 17 && p.s.completed == 17,
-		      "expected posted and completed 17, got %u and %u", p.s.posted,
-		      p.s.completed);
+		      "expected posted and completed 17, got %u and %u", p.s.posted, p.s.completed);
 	for (i = 0; i < 17; i++) {
-		ck_assert_msg(fx_log.index[i] == i, "post %u: expected chunk %u, got chunk %u", i, i,
-			      fx_log.index[i]);
+		ck_assert_msg(fx_log.index[i] == i, "post %u: expected chunk %u, got chunk %u", i,
+			      i, fx_log.index[i]);
 		fx_recv_wc(&p.r, &wc);
 		ck_assert_msg(wc.status == IBV_WC_SUCCESS && be32toh(wc.imm_data) == i,
 			      "arrival %u: expected chunk %u, got imm %u (%s)", i, i,

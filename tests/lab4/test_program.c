@@ -14,8 +14,9 @@ static void transfer(uint64_t size, const char *extra, struct fx_run *serve, str
 {
 	char port[16], path[64];
 	const char *serve_args[] = { "serve", "-p", port, "--timeout", "30", NULL };
-	const char *send_args[] = { "send", "-p", port, "--timeout", "30", "--chunk", "64K",
-				    extra ? extra : "-v", rl_test_addr(), path, NULL };
+	const char *send_args[] = { "send",         "-p",      port,  "--timeout",
+				    "30",           "--chunk", "64K", extra ? extra : "-v",
+				    rl_test_addr(), path,      NULL };
 	int pid;
 
 	snprintf(port, sizeof(port), "%u", rl_test_free_port());
@@ -38,18 +39,20 @@ START_TEST(send_prints_the_contract_line_and_receiver_good)
 
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		transfer(sizes[i], NULL, &serve, &send);
-		ck_assert_msg(send.status == 0, "%llu bytes: expected send to exit 0, got %d:\n%s%s",
+		ck_assert_msg(send.status == 0,
+			      "%llu bytes: expected send to exit 0, got %d:\n%s%s",
 			      (unsigned long long)sizes[i], send.status, send.out, send.err);
 		ck_assert_msg(sscanf(send.out,
 				     "lab4: sent %llu bytes in %u chunks: hash %lf s, transfer %lf "
 				     "s, total %lf s, receiver %15s",
 				     &n, &chunks, &h, &t, &s, verdict) == 6,
 			      "expected the contract line, got:\n%s", send.out);
-		ck_assert_msg(n == sizes[i] && chunks == lab4_nchunks(sizes[i], 65536) &&
-				      !strcmp(verdict, "good") && t <= s,
-			      "%llu bytes: expected %llu bytes in %u chunks, receiver good, got:\n%s",
-			      (unsigned long long)sizes[i], (unsigned long long)sizes[i],
-			      lab4_nchunks(sizes[i], 65536), send.out);
+		ck_assert_msg(
+			n == sizes[i] && chunks == lab4_nchunks(sizes[i], 65536) &&
+				!strcmp(verdict, "good") && t <= s,
+			"%llu bytes: expected %llu bytes in %u chunks, receiver good, got:\n%s",
+			(unsigned long long)sizes[i], (unsigned long long)sizes[i],
+			lab4_nchunks(sizes[i], 65536), send.out);
 		ck_assert_msg(serve.status == 0 && strstr(serve.out, "good"),
 			      "%llu bytes: expected serve to exit 0 saying good, got %d:\n%s%s",
 			      (unsigned long long)sizes[i], serve.status, serve.out, serve.err);

@@ -21,7 +21,8 @@ START_TEST(srd_is_refused_with_eopnotsupp_on_a_device_that_is_not_efa)
 	int ret;
 
 	ck_assert_int_eq(ibv_query_device(ctx, &attr), 0);
-	ck_assert_msg(attr.vendor_id != LAB4_EFA_VENDOR_ID, "this test needs a device that is not EFA");
+	ck_assert_msg(attr.vendor_id != LAB4_EFA_VENDOR_ID,
+		      "this test needs a device that is not EFA");
 	ret = lab4_check_transport(ctx, LAB4_SRD);
 	ck_assert_msg(ret == -EOPNOTSUPP, "SRD on %s: expected -EOPNOTSUPP, got %d (%s)",
 		      rl_test_device(), ret, strerror(-ret));

@@ -129,8 +129,8 @@ START_TEST(ud_ping_and_pong_echo_every_datagram)
 {
 	char port[16];
 	const char *pong_args[] = { "ud-pong", "-p", port, "--timeout", "20", NULL };
-	const char *ping_args[] = { "ud-ping", "-p", port, "--count", "20", "--timeout", "20",
-				    rl_test_addr(), NULL };
+	const char *ping_args[] = { "ud-ping",   "-p", port,           "--count", "20",
+				    "--timeout", "20", rl_test_addr(), NULL };
 	struct fx_run pong, ping;
 	int pid;
 
@@ -139,8 +139,8 @@ START_TEST(ud_ping_and_pong_echo_every_datagram)
 	fx_reap(fx_spawn(ping_args, "ping"), "ping", 60000, &ping);
 	fx_reap(pid, "pong", 10000, &pong);
 	ck_assert_msg(ping.status == 0 && strstr(ping.out, "20 datagrams"),
-		      "expected ud-ping to exit 0 with \"20 datagrams\", got %d:\n%s%s", ping.status,
-		      ping.out, ping.err);
+		      "expected ud-ping to exit 0 with \"20 datagrams\", got %d:\n%s%s",
+		      ping.status, ping.out, ping.err);
 	ck_assert_msg(pong.status == 0, "expected ud-pong to exit 0, got %d:\n%s%s", pong.status,
 		      pong.out, pong.err);
 }

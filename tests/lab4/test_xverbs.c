@@ -109,13 +109,13 @@ static void receive_with_lab_code(uint64_t size, uint32_t chunk, bool flip, bool
 		      (unsigned long long)size, ret, strerror(-ret));
 	ck_assert_msg(sent == 0, "%llu bytes: the test's sender failed (%s)",
 		      (unsigned long long)size, strerror(-sent));
-	ck_assert_msg(p.r.arrived == p.r.nchunks, "expected %u chunks arrived, got %u",
-		      p.r.nchunks, p.r.arrived);
+	ck_assert_msg(p.r.arrived == p.r.nchunks, "expected %u chunks arrived, got %u", p.r.nchunks,
+		      p.r.arrived);
 	ck_assert_msg(!memcmp(p.r.sha256, p.sha256, 32),
 		      "%llu bytes: expected r->sha256 to be the SHA-256 of the bytes sent",
 		      (unsigned long long)size);
-	ck_assert_msg(p.r.good == want_good, "expected good %s, got %s", want_good ? "true" : "false",
-		      p.r.good ? "true" : "false");
+	ck_assert_msg(p.r.good == want_good, "expected good %s, got %s",
+		      want_good ? "true" : "false", p.r.good ? "true" : "false");
 	fx_pair_close(&p);
 }
 
