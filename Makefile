@@ -105,6 +105,7 @@ help:
 	@echo "make vm-shell   open a shell in the Soft-RoCE VM"
 	@echo "make check LAB=N [SOL=1] [STEP=k]  run lab N's step tests on labs/ (SOL=1: solutions/)"
 	@echo "make stubs      regenerate labs/ from solutions/ (make stubs-check: verify)"
+	@echo "make LAB4_SRD=1 build Lab 4 with its SRD (AWS EFA) variant; needs infiniband/efadv.h"
 	@echo "make fuzz       fuzz the Lab 3 protocol decoder (FUZZ_SECONDS, default 30)"
 	@echo "make format     clang-format the C sources"
 	@echo "make clean      remove build/"

@@ -82,7 +82,8 @@ struct lab4_receiver {
 	EVP_MD_CTX *hash;      /* SHA-256 of the chunks so far, started by setup.c */
 	uint8_t announced[32]; /* the sender's SHA-256 */
 	/* Step 2 fills these. */
-	uint32_t arrived;   /* chunks received and hashed, in order */
+	uint32_t arrived;   /* chunks whose completion came, checked, in order */
+	uint32_t hashed;    /* chunks hashed so far: never more than arrived */
 	uint8_t sha256[32]; /* the hash of every byte received */
 	bool good;          /* sha256 equals announced */
 };

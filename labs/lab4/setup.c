@@ -165,6 +165,7 @@ static struct ibv_cq_ex *lab4_create_cq_ex(struct ibv_context *ctx, int depth,
 int lab4_receiver_open(struct lab4_receiver *r, struct ibv_context *ctx, uint64_t size,
 		       uint32_t chunk, const uint8_t announced[32], enum lab4_transport transport)
 {
+	struct ibv_device_attr attr;
 	void *buf;
 
 	*r = (struct lab4_receiver){
@@ -176,6 +177,13 @@ int lab4_receiver_open(struct lab4_receiver *r, struct ibv_context *ctx, uint64_
 		.watch_fd = -1,
 		.timeout_ms = LAB4_TIMEOUT_MS,
 	};
+	if (ibv_query_device(ctx, &attr))
+		return rl_fail("ibv_query_device", errno, "%s", ibv_get_device_name(ctx->device));
+	/* As many receives as the device allows, up to LAB4_RECV_DEPTH. */
+	if ((int)r->recv_depth > attr.max_qp_wr)
+		r->recv_depth = (uint32_t)attr.max_qp_wr;
+	if ((int)r->recv_depth >= attr.max_cqe)
+		r->recv_depth = (uint32_t)attr.max_cqe - 1;
 	memcpy(r->announced, announced, sizeof(r->announced));
 	r->hash = EVP_MD_CTX_new();
 	if (!r->hash || !EVP_DigestInit_ex(r->hash, EVP_sha256(), NULL)) {
@@ -201,13 +209,13 @@ int lab4_receiver_open(struct lab4_receiver *r, struct ibv_context *ctx, uint64_
 	r->comp = rl_create_comp_channel(ctx);
 	if (!r->comp)
 		goto clean;
-	r->cq = lab4_create_cq_ex(ctx, LAB4_RECV_DEPTH + 1, r->comp);
+	r->cq = lab4_create_cq_ex(ctx, (int)r->recv_depth + 1, r->comp);
 	if (!r->cq)
 		goto clean;
 	if (rl_req_notify_cq(ibv_cq_ex_to_cq(r->cq)))
 		goto clean;
 	r->qp = lab4_create_qp(r->pd, ibv_cq_ex_to_cq(r->cq), ibv_cq_ex_to_cq(r->cq), 1,
-			       LAB4_RECV_DEPTH, transport);
+			       r->recv_depth, transport);
 	if (!r->qp)
 		goto clean;
 	return 0;

@@ -43,19 +43,20 @@ int lab4_poll_arrivals(struct lab4_receiver *r, struct lab4_arrival *out, int ma
 }
 
 /*
- * Step 2c. Receive the whole file: until r->arrived == r->nchunks, take the
- * arrivals (sleeping with lab4_wait_arrivals() when there are none), post
- * as many receives again, check each is the next chunk with its right
- * length, and hash its bytes in r->buf. Then finish the hash into
- * r->sha256 and set r->good. Returns 0 (good or not), -EPROTO for a chunk
- * out of order or of the wrong length, or the errors of the calls above.
+ * Step 2c. Receive the whole file: until every chunk is hashed, take the
+ * arrivals (sleeping with lab4_wait_arrivals() only when there are none and
+ * nothing is left to hash), post as many receives again at once, check each
+ * is chunk r->arrived with its right length, and hash arrived chunks in
+ * order, ONE between two polls. Then finish the hash into r->sha256 and set
+ * r->good. Returns 0 (good or not), -EPROTO for a chunk out of order or of
+ * the wrong length, or the errors of the calls above.
  */
 int lab4_receive_file(struct lab4_receiver *r)
 {
 	/* TODO step 2
-	 * Post receives again before hashing: the sender's next writes each need
-	 * one, and hashing is slow. EVP_DigestUpdate(r->hash, ...) per chunk in
-	 * order, EVP_DigestFinal_ex() at the end (a 0-byte file has a hash too).
+	 * Hashing can be slower than the link: poll and re-post between chunks, or
+	 * the receives run out and the sender's writes fail (RNR). EVP_DigestUpdate()
+	 * per chunk, EVP_DigestFinal_ex() at the end (0 bytes have a hash too).
 	 * Read: lab4_wait_arrivals() and lab4_post_recvs() in setup.c; man EVP_DigestUpdate.
 	 */
 	return rl_todo(2);

@@ -102,6 +102,9 @@ static void receive_with_lab_code(uint64_t size, uint32_t chunk, bool flip, bool
 	int ret, sent;
 
 	fx_pair_open(&p, size, chunk, flip);
+	ck_assert_msg(p.r.nchunks <= 4096 || p.r.nchunks > p.r.recv_depth,
+		      "fixture: expected more chunks (%u) than receives posted (%u)", p.r.nchunks,
+		      p.r.recv_depth);
 	fx_ref_send_start(&p, 16);
 	ret = lab4_receive_file(&p.r);
 	sent = fx_ref_send_join();
@@ -128,8 +131,8 @@ END_TEST
 
 START_TEST(receive_file_posts_receives_again_for_more_chunks_than_the_queue_holds)
 {
-	/* 700 chunks, 512 receives posted at first. */
-	receive_with_lab_code(700 * 1024 - 3, 1024, false, true);
+	/* 5000 chunks of 64 bytes; the receiver posts min(LAB4_RECV_DEPTH, max_qp_wr) at first. */
+	receive_with_lab_code(5000 * 64 - 3, 64, false, true);
 }
 END_TEST
 
