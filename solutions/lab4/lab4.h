@@ -35,21 +35,22 @@ struct lab4_file {
 struct lab4_sender {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
-	struct ibv_cq *cq;     /* send completions: a plain CQ, busy-polled */
-	struct ibv_qp *qp;     /* RC (or SRD), made with ibv_create_qp_ex() */
-	struct ibv_qp_ex *qpx; /* the same QP, for ibv_wr_*() (step 2) */
-	struct ibv_mr *mr;     /* the file, access 0; NULL for 0 bytes */
-	const uint8_t *data;   /* the bytes to send */
-	uint64_t size;         /* how many */
-	uint64_t remote_addr;  /* where the receiver's buffer starts */
-	uint32_t rkey;         /* and its key */
-	struct ibv_ah *ah;     /* SRD only: where the peer is; NULL for RC */
-	uint32_t remote_qpn;   /* SRD only: the peer's QP number */
-	uint32_t chunk;        /* bytes per RDMA write, the last chunk may be shorter */
-	uint32_t nchunks;      /* lab4_nchunks(size, chunk) */
-	uint32_t window;       /* most writes posted and not known complete */
-	uint32_t signal_every; /* k: ask for a completion on every k-th write */
-	int timeout_ms;        /* longest wait for any one completion */
+	struct ibv_comp_channel *comp; /* wakes the sender when a write completes */
+	struct ibv_cq *cq;             /* send completions: a plain CQ, armed on comp */
+	struct ibv_qp *qp;             /* RC (or SRD), made with ibv_create_qp_ex() */
+	struct ibv_qp_ex *qpx;         /* the same QP, for ibv_wr_*() (step 2) */
+	struct ibv_mr *mr;             /* the file, access 0; NULL for 0 bytes */
+	const uint8_t *data;           /* the bytes to send */
+	uint64_t size;                 /* how many */
+	uint64_t remote_addr;          /* where the receiver's buffer starts */
+	uint32_t rkey;                 /* and its key */
+	struct ibv_ah *ah;             /* SRD only: where the peer is; NULL for RC */
+	uint32_t remote_qpn;           /* SRD only: the peer's QP number */
+	uint32_t chunk;                /* bytes per RDMA write, the last chunk may be shorter */
+	uint32_t nchunks;              /* lab4_nchunks(size, chunk) */
+	uint32_t window;               /* most writes posted and not known complete */
+	uint32_t signal_every;         /* k: ask for a completion on every k-th write */
+	int timeout_ms;                /* longest wait for any one completion */
 	/* Step 1 keeps these two up to date. */
 	uint32_t posted;    /* chunks posted so far: 0, 1, 2 ... in order */
 	uint32_t completed; /* chunks known complete: every one before a signaled completion */
@@ -184,6 +185,7 @@ int lab4_receiver_connect(struct lab4_receiver *r, uint8_t port, int gid_index,
 void lab4_receiver_close(struct lab4_receiver *r);
 int lab4_post_recvs(struct lab4_receiver *r, uint32_t n);
 int lab4_wait_arrivals(struct lab4_receiver *r);
+int lab4_wait_sends(struct lab4_sender *s);
 
 /* wire.c: the TCP messages before and after the transfer (given) */
 int lab4_send_hello(int fd, const struct lab4_hello *h, int timeout_ms);
