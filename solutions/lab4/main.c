@@ -198,7 +198,9 @@ static struct ibv_context *lab4_open(const struct lab4_opts *o, int *gid_index)
 	if (!ctx)
 		return NULL;
 	*gid_index = rl_choose_gid_index(ctx, (uint8_t)o->common.ib_port, o->common.gid_index);
-	if (*gid_index < 0 || lab4_check_transport(ctx, o->transport)) {
+	/* RC runs on every device: only SRD needs step 4's check. */
+	if (*gid_index < 0 ||
+	    (o->transport != LAB4_RC && lab4_check_transport(ctx, o->transport))) {
 		ibv_close_device(ctx);
 		return NULL;
 	}
