@@ -113,6 +113,7 @@ help:
 	@echo "make grade-samples  the grader on its sample submissions, checked against their expected scores"
 	@echo "make grade-bench    time the grader on a class of 50 submissions (GRADE_BENCH_N, GRADE_BENCH_JOBS)"
 	@echo "make stubs      regenerate labs/ from solutions/ (make stubs-check: verify)"
+	@echo "make LAB4_SRD=1 build Lab 4 with its SRD (AWS EFA) variant; needs infiniband/efadv.h"
 	@echo "make fuzz       fuzz the Lab 3 protocol decoder (FUZZ_SECONDS, default 30)"
 	@echo "make handout    the student tarball, build/rdmalab-handout.tar.gz (no solutions/)"
 	@echo "make gradescope the Gradescope autograder, build/gradescope.zip [LAB=N: one lab]"

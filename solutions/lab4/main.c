@@ -1,0 +1,522 @@
+/*
+ * main.c: lab4, fast transfers and EFA-style addressing (docs/lab4.md).
+ *   lab4 serve   receive one file through RDMA writes with immediate
+ *   lab4 send    send one file, pipelined, and time it
+ *   lab4 ud-pong / ud-ping   UD datagrams addressed by AH + QPN + Q_Key
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lab4.h"
+
+/* What the command line asks for, besides the options every program shares. */
+struct lab4_opts {
+	const char *cmd;
+	const char *addr; /* the peer (send, ud-ping) or where to listen (serve, ud-pong) */
+	const char *file;
+	uint32_t window;
+	uint32_t chunk;
+	uint32_t signal_every;
+	uint32_t count; /* ud-ping: datagrams */
+	uint32_t size;  /* ud-ping: bytes each, 0: the MTU */
+	int timeout_ms;
+	enum lab4_transport transport;
+	bool fault_bad_hash; /* send: announce a wrong hash (tests the "receiver bad" path) */
+	struct rl_args common;
+};
+
+static void lab4_usage(FILE *out, const char *prog)
+{
+	rl_usage(out, prog, "COMMAND ...");
+	fprintf(out,
+		"Commands:\n"
+		"  serve [ADDRESS]          receive one file on ADDRESS (default RDMALAB_ADDR) port -p\n"
+		"  send [--window N] [--chunk BYTES] [--signal-every K] ADDRESS FILE\n"
+		"                           send FILE; defaults: window %d, chunk %u, signal every %d\n"
+		"  ud-pong [ADDRESS]        echo UD datagrams to one ud-ping\n"
+		"  ud-ping [--count N] [--size BYTES] ADDRESS\n"
+		"                           send N datagrams (default 100) of BYTES (default: the MTU)\n"
+		"Options of every command:\n"
+		"  --timeout SECONDS        longest wait for the peer at any point (default %d)\n"
+		"  --transport rc|srd       SRD needs AWS EFA and a LAB4_SRD=1 build (docs/efa.md)\n"
+		"BYTES take a K, M or G suffix (powers of 2). Exit 0 on success, else 1 with one line.\n",
+		LAB4_DEFAULT_WINDOW, LAB4_DEFAULT_CHUNK, LAB4_DEFAULT_SIGNAL,
+		LAB4_TIMEOUT_MS / 1000);
+}
+
+/* The value of option NAME at ARGV[*I] ("--name V" or "--name=V"), or NULL if it is not NAME. */
+static const char *lab4_take_opt(int argc, char **argv, int *i, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(argv[*i], name, n) != 0)
+		return NULL;
+	if (argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (argv[*i][n] != '\0')
+		return NULL;
+	if (*i + 1 >= argc) {
+		rl_err("%s needs a value (run with -h for the list)", name);
+		exit(EXIT_FAILURE);
+	}
+	return argv[++*i];
+}
+
+/* Parse S ("4096", "64K", "1M") as a number from MIN to MAX into *OUT, or say what is wrong. */
+static int lab4_parse_size(const char *opt, const char *s, uint64_t min, uint64_t max,
+			   uint32_t *out)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		n <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		n <<= 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		n <<= 30, end++;
+	if (!*s || *s == '-' || *end || errno || n < min || n > max) {
+		rl_err("%s takes a number from %llu to %llu, not '%s'", opt,
+		       (unsigned long long)min, (unsigned long long)max, s);
+		return -EINVAL;
+	}
+	*out = (uint32_t)n;
+	return 0;
+}
+
+/* Our options out of ARGV, the rest (shared options and operands) to rl_parse_args(). */
+static int lab4_parse_opts(int argc, char **argv, struct lab4_opts *o, char **rest, int *nrest)
+{
+	uint32_t secs = LAB4_TIMEOUT_MS / 1000;
+	const char *v;
+	int i, ret = 0;
+
+	for (i = 0; i < argc && !ret; i++) {
+		if (i == 0 || !(argv[i][0] == '-' && argv[i][1] == '-'))
+			rest[(*nrest)++] = argv[i];
+		else if ((v = lab4_take_opt(argc, argv, &i, "--window")))
+			ret = lab4_parse_size("--window", v, 1, LAB4_MAX_WINDOW, &o->window);
+		else if ((v = lab4_take_opt(argc, argv, &i, "--chunk")))
+			ret = lab4_parse_size("--chunk", v, 1, LAB4_MAX_CHUNK, &o->chunk);
+		else if ((v = lab4_take_opt(argc, argv, &i, "--signal-every")))
+			ret = lab4_parse_size("--signal-every", v, 1, 1U << 20, &o->signal_every);
+		else if ((v = lab4_take_opt(argc, argv, &i, "--count")))
+			ret = lab4_parse_size("--count", v, 1, 1U << 24, &o->count);
+		else if ((v = lab4_take_opt(argc, argv, &i, "--size")))
+			ret = lab4_parse_size("--size", v, 1, 1U << 16, &o->size);
+		else if ((v = lab4_take_opt(argc, argv, &i, "--timeout")))
+			ret = lab4_parse_size("--timeout", v, 1, 3600, &secs);
+		else if ((v = lab4_take_opt(argc, argv, &i, "--transport"))) {
+			if (!strcmp(v, "rc") || !strcmp(v, "srd")) {
+				o->transport = !strcmp(v, "srd") ? LAB4_SRD : LAB4_RC;
+			} else {
+				rl_err("--transport takes rc or srd, not '%s'", v);
+				ret = -EINVAL;
+			}
+		} else if (!strcmp(argv[i], "--fault-bad-hash"))
+			o->fault_bad_hash = true;
+		else
+			rest[(*nrest)++] = argv[i];
+	}
+	o->timeout_ms = (int)secs * 1000;
+	return ret;
+}
+
+/* Parse ARGV: the command first, then our options and the shared ones in any order. */
+static int lab4_parse(int argc, char **argv, struct lab4_opts *o)
+{
+	char **rest = calloc(argc + 1, sizeof(*rest));
+	int nrest = 0, ret = -EINVAL;
+
+	if (!rest)
+		return -ENOMEM;
+	o->window = LAB4_DEFAULT_WINDOW;
+	o->chunk = LAB4_DEFAULT_CHUNK;
+	o->signal_every = LAB4_DEFAULT_SIGNAL;
+	o->count = 100;
+	if (argc > 1 && argv[1][0] != '-') {
+		o->cmd = argv[1];
+		argv[1] = argv[0];
+		argc--;
+		argv++;
+	}
+	if (lab4_parse_opts(argc, argv, o, rest, &nrest))
+		goto out;
+	ret = rl_parse_args(nrest, rest, &o->common);
+	if (ret || o->common.help)
+		goto out;
+	rl_log_set_level(o->common.verbose);
+	ret = -EINVAL;
+	o->addr = o->common.addr;
+	if (!o->cmd) {
+		rl_err("no command: give serve, send, ud-pong or ud-ping (run with -h for help)");
+	} else if (!strcmp(o->cmd, "send")) {
+		/* "send FILE" with RDMALAB_ADDR set: the one operand is the file. */
+		if (o->common.nrest == 1) {
+			o->file = o->common.rest[0];
+		} else if (o->common.nrest == 0 && o->common.addr_given) {
+			o->file = o->common.addr;
+			o->addr = getenv("RDMALAB_ADDR");
+		}
+		if (!o->file || !o->addr)
+			rl_err("send needs ADDRESS and FILE: lab4 send [options] ADDRESS FILE");
+		else
+			ret = 0;
+	} else if (!strcmp(o->cmd, "serve") || !strcmp(o->cmd, "ud-pong") ||
+		   !strcmp(o->cmd, "ud-ping")) {
+		if (o->common.nrest > 0)
+			rl_err("%s: one address at most, not '%s' too", o->cmd, o->common.rest[0]);
+		else if (!strcmp(o->cmd, "ud-ping") && !o->addr)
+			rl_err("ud-ping needs the ADDRESS of ud-pong (or RDMALAB_ADDR)");
+		else
+			ret = 0;
+	} else {
+		rl_err("unknown command '%s': serve, send, ud-pong or ud-ping", o->cmd);
+	}
+out:
+	free(rest);
+	return ret;
+}
+
+static double lab4_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The device and GID index the options (or the environment) name. */
+static struct ibv_context *lab4_open(const struct lab4_opts *o, int *gid_index)
+{
+	struct ibv_context *ctx = rl_open_device(o->common.dev);
+
+	if (!ctx)
+		return NULL;
+	*gid_index = rl_choose_gid_index(ctx, (uint8_t)o->common.ib_port, o->common.gid_index);
+	/* RC runs on every device: only SRD needs step 4's check. */
+	if (*gid_index < 0 ||
+	    (o->transport != LAB4_RC && lab4_check_transport(ctx, o->transport))) {
+		ibv_close_device(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+/* Why a HELLO cannot be served, as an errno for ACCEPT's status; 0 if it can. */
+static int lab4_refusal(const struct lab4_hello *h)
+{
+	if (h->transport != LAB4_RC && h->transport != LAB4_SRD)
+		return EPROTO;
+	if (h->chunk == 0 || h->chunk > LAB4_MAX_CHUNK)
+		return EINVAL;
+	if (h->size > LAB4_MAX_FILE)
+		return EFBIG;
+	return 0;
+}
+
+/* serve: one sender, one file, one verdict. */
+static int lab4_serve(const struct lab4_opts *o)
+{
+	uint8_t port = (uint8_t)o->common.ib_port;
+	struct lab4_receiver r = { 0 };
+	struct lab4_accept acc = { 0 };
+	struct lab4_result res = { 0 };
+	struct lab4_hello h;
+	struct ibv_context *ctx;
+	int gid_index, lfd, fd = -1, ret = -1;
+	char hex[65];
+
+	ctx = lab4_open(o, &gid_index);
+	if (!ctx)
+		return -1;
+	lfd = rl_oob_listen(o->addr, o->common.port, NULL);
+	if (lfd < 0)
+		goto clean_ctx;
+	rl_info("listening on %s:%u", o->addr ? o->addr : "*", o->common.port);
+	fd = rl_oob_accept(lfd, o->timeout_ms);
+	close(lfd);
+	if (fd < 0)
+		goto clean_ctx;
+	if (lab4_recv_hello(fd, &h, o->timeout_ms))
+		goto clean_fd;
+	acc.status = (uint16_t)lab4_refusal(&h);
+	if (!acc.status && h.transport != o->transport)
+		acc.status = EOPNOTSUPP;
+	if (acc.status) {
+		rl_err("refusing the sender: %s (%llu bytes, chunk %u, %s)", strerror(acc.status),
+		       (unsigned long long)h.size, h.chunk,
+		       lab4_transport_name((enum lab4_transport)h.transport));
+		lab4_send_accept(fd, &acc, o->timeout_ms);
+		goto clean_fd;
+	}
+	if (lab4_receiver_open(&r, ctx, h.size, h.chunk, h.sha256, o->transport))
+		goto clean_fd;
+	r.watch_fd = fd;
+	r.timeout_ms = o->timeout_ms;
+	/* RTR and receives before ACCEPT goes out: the sender writes as soon as it has it. */
+	if (lab4_receiver_connect(&r, port, gid_index, o->transport, &h.dest) ||
+	    rl_qp_local_dest(r.qp, port, gid_index, 0, &acc.dest))
+		goto clean_r;
+	acc.qkey = LAB4_QKEY;
+	acc.addr = (uintptr_t)r.buf;
+	acc.rkey = r.mr ? r.mr->rkey : 0;
+	acc.credits = r.recv_depth;
+	if (lab4_send_accept(fd, &acc, o->timeout_ms))
+		goto clean_r;
+	if (lab4_receive_file(&r))
+		goto clean_r;
+	res.good = r.good;
+	res.received = (uint64_t)r.size;
+	memcpy(res.sha256, r.sha256, sizeof(res.sha256));
+	lab4_send_result(fd, &res, o->timeout_ms);
+	lab4_sha256_hex(r.sha256, hex);
+	printf("lab4: received %llu bytes in %u chunks: SHA-256 %s, %s\n",
+	       (unsigned long long)r.size, r.nchunks, hex, r.good ? "good" : "BAD");
+	ret = r.good ? 0 : -1;
+clean_r:
+	lab4_receiver_close(&r);
+clean_fd:
+	close(fd);
+clean_ctx:
+	ibv_close_device(ctx);
+	return ret;
+}
+
+/* Connect S to the receiver on FD: HELLO out, ACCEPT in, QP to RTS. */
+static int lab4_handshake(const struct lab4_opts *o, struct lab4_sender *s,
+			  const struct lab4_file *f, int fd, int gid_index)
+{
+	uint8_t port = (uint8_t)o->common.ib_port;
+	struct lab4_hello h = { .transport = o->transport, .size = f->size, .chunk = s->chunk };
+	struct lab4_accept acc;
+	int ret;
+
+	memcpy(h.sha256, f->sha256, sizeof(h.sha256));
+	if (o->fault_bad_hash)
+		h.sha256[0] ^= 0xff;
+	ret = rl_qp_local_dest(s->qp, port, gid_index, 0, &h.dest);
+	if (!ret)
+		ret = lab4_send_hello(fd, &h, o->timeout_ms);
+	if (!ret)
+		ret = lab4_recv_accept(fd, &acc, o->timeout_ms);
+	if (ret)
+		return ret;
+	if (acc.status) {
+		rl_err("the receiver refused the transfer: %s", strerror(acc.status));
+		return -acc.status;
+	}
+	ret = lab4_qp_connect(s->qp, port, gid_index, o->transport, &acc.dest);
+	if (ret)
+		return ret;
+	if (o->transport == LAB4_SRD) {
+		s->ah = lab4_ud_make_ah(s->pd, port, gid_index, &acc.dest.gid);
+		if (!s->ah)
+			return -EIO;
+		s->remote_qpn = acc.dest.qpn;
+	}
+	s->remote_addr = acc.addr;
+	s->rkey = acc.rkey;
+	if (s->window > acc.credits)
+		s->window = acc.credits;
+	return 0;
+}
+
+/* send: hash, connect, pipeline, verdict, one line. */
+static int lab4_send(const struct lab4_opts *o)
+{
+	double start = lab4_seconds(), hashed, t0, t1;
+	struct lab4_sender s;
+	struct lab4_result res;
+	struct lab4_file f;
+	struct ibv_context *ctx;
+	int gid_index, fd, ret = -1;
+
+	if (lab4_open_file(&f, o->file))
+		return -1;
+	if (lab4_hash_file(&f))
+		goto clean_file;
+	hashed = lab4_seconds();
+	ctx = lab4_open(o, &gid_index);
+	if (!ctx)
+		goto clean_file;
+	if (lab4_sender_open(&s, ctx, &f, o->transport))
+		goto clean_ctx;
+	s.chunk = o->chunk;
+	s.nchunks = lab4_nchunks(f.size, o->chunk);
+	s.window = o->window;
+	s.signal_every = o->signal_every;
+	s.timeout_ms = o->timeout_ms;
+	s.post = lab4_post_chunk;
+	fd = rl_oob_connect(o->addr, o->common.port, o->timeout_ms);
+	if (fd < 0)
+		goto clean_s;
+	if (lab4_handshake(o, &s, &f, fd, gid_index))
+		goto clean_fd;
+	rl_info("sending %llu bytes in %u chunks of %u, window %u, signal every %u",
+		(unsigned long long)f.size, s.nchunks, s.chunk, s.window, s.signal_every);
+	t0 = lab4_seconds();
+	if (lab4_pipeline(&s))
+		goto clean_fd;
+	t1 = lab4_seconds();
+	if (lab4_recv_result(fd, &res, o->timeout_ms))
+		goto clean_fd;
+	printf("lab4: sent %llu bytes in %u chunks: hash %.6f s, transfer %.6f s, total %.6f s, "
+	       "receiver %s\n",
+	       (unsigned long long)f.size, s.nchunks, hashed - start, t1 - t0,
+	       lab4_seconds() - start, res.good ? "good" : "bad");
+	ret = res.good ? 0 : -1;
+clean_fd:
+	close(fd);
+clean_s:
+	lab4_sender_close(&s);
+clean_ctx:
+	ibv_close_device(ctx);
+clean_file:
+	lab4_close_file(&f);
+	return ret;
+}
+
+/*
+ * The next receive completion of U's CQ, within TIMEOUT_MS. Send completions
+ * met on the way are taken and dropped: each send is followed by a receive,
+ * so the send queue never fills, and a failed send still ends the run.
+ */
+static int lab4_ud_wait_recv(struct lab4_ud *u, struct ibv_wc *wc, int timeout_ms)
+{
+	int ret;
+
+	for (;;) {
+		ret = rl_poll_cq(u->cq, wc, timeout_ms);
+		if (ret == -EIO)
+			return rl_fail_wc(wc->wr_id < LAB4_UD_SLOTS ? "UD RECV" : "UD SEND", wc);
+		if (ret) {
+			rl_err("timed out: no UD datagram within %d ms", timeout_ms);
+			return ret;
+		}
+		if (wc->wr_id < LAB4_UD_SLOTS)
+			return 0;
+	}
+}
+
+/*
+ * ud-pong and ud-ping: swap UD_HELLOs over TCP, build the AH, then COUNT
+ * datagrams there and back. PING is true for the side that starts.
+ */
+static int lab4_ud_run(const struct lab4_opts *o, bool ping)
+{
+	uint8_t port = (uint8_t)o->common.ib_port;
+	struct lab4_ud_hello mine = { 0 }, theirs;
+	struct lab4_ud_peer peer = { 0 };
+	struct ibv_context *ctx;
+	struct lab4_ud u;
+	struct ibv_wc wc;
+	const uint8_t *payload;
+	uint8_t *msg = NULL;
+	uint32_t i, j, len, size;
+	double t0 = 0;
+	int gid_index, lfd, slot, fd = -1, ret = -1;
+
+	ctx = lab4_open(o, &gid_index);
+	if (!ctx)
+		return -1;
+	if (lab4_ud_open(&u, ctx, port, gid_index))
+		goto clean_ctx;
+	if (ping) {
+		fd = rl_oob_connect(o->addr, o->common.port, o->timeout_ms);
+	} else {
+		lfd = rl_oob_listen(o->addr, o->common.port, NULL);
+		fd = lfd < 0 ? lfd : rl_oob_accept(lfd, o->timeout_ms);
+		if (lfd >= 0)
+			close(lfd);
+	}
+	if (fd < 0)
+		goto clean_u;
+	mine.qpn = u.qp->qp_num;
+	mine.qkey = u.qkey;
+	mine.count = o->count;
+	mine.size = o->size ? o->size : u.mtu;
+	if (ibv_query_gid(ctx, port, gid_index, &mine.gid)) {
+		rl_fail("ibv_query_gid", errno, "index %d", gid_index);
+		goto clean_fd;
+	}
+	if (lab4_send_ud_hello(fd, &mine, o->timeout_ms) ||
+	    lab4_recv_ud_hello(fd, &theirs, o->timeout_ms))
+		goto clean_fd;
+	peer.qpn = theirs.qpn;
+	peer.qkey = theirs.qkey;
+	peer.gid = theirs.gid;
+	peer.ah = lab4_ud_make_ah(u.pd, port, gid_index, &peer.gid);
+	if (!peer.ah)
+		goto clean_fd;
+	/* The ping decides count and size; pong echoes whatever comes. */
+	size = ping ? mine.size : theirs.size;
+	msg = malloc(size ? size : 1);
+	if (!msg)
+		goto clean_ah;
+	t0 = lab4_seconds();
+	for (i = 0; i < (ping ? mine.count : theirs.count); i++) {
+		if (ping) {
+			for (j = 0; j < size; j++)
+				msg[j] = (uint8_t)(i * 31 + j);
+			if (lab4_ud_send(&u, &peer, msg, size, 1000 + i))
+				goto clean_msg;
+		}
+		if (lab4_ud_wait_recv(&u, &wc, o->timeout_ms))
+			goto clean_msg;
+		slot = (int)wc.wr_id;
+		if (lab4_ud_payload(lab4_ud_slot(&u, slot), wc.byte_len, &payload, &len))
+			goto clean_msg;
+		if (ping && (len != size || memcmp(payload, msg, size))) {
+			rl_err("datagram %u: expected the %u bytes sent back, got %u bytes%s", i,
+			       size, len, len == size ? " that differ" : "");
+			goto clean_msg;
+		}
+		if (!ping && lab4_ud_send(&u, &peer, payload, len, 1000 + i))
+			goto clean_msg;
+		if (lab4_ud_post_recv(&u, slot))
+			goto clean_msg;
+	}
+	if (ping)
+		printf("lab4: ud-ping: %u datagrams of %u bytes echoed (MTU %u), round trip %.1f us\n",
+		       mine.count, size, u.mtu, (lab4_seconds() - t0) * 1e6 / mine.count);
+	else
+		printf("lab4: ud-pong: echoed %u datagrams of %u bytes\n", theirs.count, size);
+	ret = 0;
+clean_msg:
+	free(msg);
+clean_ah:
+	ibv_destroy_ah(peer.ah);
+clean_fd:
+	close(fd);
+clean_u:
+	lab4_ud_close(&u);
+clean_ctx:
+	ibv_close_device(ctx);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct lab4_opts o = { 0 };
+	int ret;
+
+	if (lab4_parse(argc, argv, &o))
+		return EXIT_FAILURE;
+	if (o.common.help) {
+		lab4_usage(stdout, o.common.prog);
+		return EXIT_SUCCESS;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(o.cmd, "serve"))
+		ret = lab4_serve(&o);
+	else if (!strcmp(o.cmd, "send"))
+		ret = lab4_send(&o);
+	else
+		ret = lab4_ud_run(&o, !strcmp(o.cmd, "ud-ping"));
+	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,54 @@
+/* pipeline.c: Lab 4 step 1: keep a window of RDMA writes in flight, signal every k-th. */
+#include "lab4.h"
+
+/*
+ * Step 1. Send all s->nchunks chunks with s->post(s, index, signaled), in
+ * order, keeping at most s->window of them posted and not known complete.
+ * Ask for a completion (signaled) on every s->signal_every-th chunk, on the
+ * last chunk, and on the chunk that fills the window. A completion of chunk
+ * I (its wr_id) means every chunk up to I is done: keep s->posted and
+ * s->completed up to date. When a poll finds nothing, sleep in
+ * lab4_wait_sends(). Returns 0 when every chunk completed; -EIO after a
+ * failed completion; lab4_wait_sends()'s error (-ETIMEDOUT) otherwise.
+ */
+int lab4_pipeline(struct lab4_sender *s)
+{
+	/* BEGIN SOLUTION step 1
+	 * Loop: post while the window has room, then ibv_poll_cq() a batch (none:
+	 * lab4_wait_sends()) and move s->completed past each signaled chunk (wr_id
+	 * + 1). An unsignaled write completes silently: a later signaled one says so.
+	 * Read: man ibv_post_send (IBV_SEND_SIGNALED, sq_sig_all), man ibv_poll_cq.
+	 * stub: return rl_todo(1);
+	 */
+	struct ibv_wc wc[LAB4_POLL_BATCH];
+	uint32_t index;
+	bool signaled;
+	int i, n, ret;
+
+	while (s->completed < s->nchunks) {
+		while (s->posted < s->nchunks && s->posted - s->completed < s->window) {
+			index = s->posted;
+			signaled = (index + 1) % s->signal_every == 0 || index + 1 == s->nchunks ||
+				   index + 1 - s->completed == s->window;
+			ret = s->post(s, index, signaled);
+			if (ret)
+				return ret;
+			s->posted++;
+		}
+		n = ibv_poll_cq(s->cq, LAB4_POLL_BATCH, wc);
+		if (n < 0)
+			return rl_fail("ibv_poll_cq", EIO, "on the sender's CQ");
+		if (n == 0) {
+			ret = lab4_wait_sends(s);
+			if (ret)
+				return ret;
+		}
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS)
+				return rl_fail_wc("RDMA WRITE WITH IMM", &wc[i]);
+			s->completed = (uint32_t)wc[i].wr_id + 1;
+		}
+	}
+	return 0;
+	/* END SOLUTION */
+}

@@ -1,0 +1,241 @@
+/*
+ * ud.c: Lab 4 step 3: UD-style addressing, the model of EFA's SRD. A UD QP
+ * is connected to nobody: each send names its peer with an address handle
+ * (built from the peer's GID), the peer's QP number and a Q_Key. Datagrams
+ * are at most one MTU, arrive behind a 40-byte GRH, and RDMA is not there.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lab4.h"
+
+/*
+ * Step 3a. Bring the UD QP QP from RESET to RTS on PORT: INIT with the
+ * partition key index 0, PORT and QKEY; RTR with nothing else (there is no
+ * peer to aim at); RTS with a send PSN. Returns 0 or a negative errno.
+ */
+int lab4_ud_to_rts(struct ibv_qp *qp, uint8_t port, uint32_t qkey)
+{
+	/* BEGIN SOLUTION step 3
+	 * Three ibv_modify_qp() calls. Compare with RC: no dest QPN, no path, no
+	 * retries; the Q_Key at INIT is what a sender must quote to reach this QP.
+	 * Read: man ibv_modify_qp (the UD column of its table of required attributes).
+	 * stub: return rl_todo(3);
+	 */
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = port,
+		.qkey = qkey,
+	};
+	int ret;
+
+	ret = ibv_modify_qp(qp, &attr,
+			    IBV_QP_STATE |              /* to INIT */
+				    IBV_QP_PKEY_INDEX | /* the default partition */
+				    IBV_QP_PORT |       /* which port */
+				    IBV_QP_QKEY);       /* what senders must quote */
+	if (ret)
+		return rl_fail("ibv_modify_qp INIT", ret, "UD QP 0x%x, Q_Key 0x%x", qp->qp_num,
+			       qkey);
+	attr = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR };
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+	if (ret)
+		return rl_fail("ibv_modify_qp RTR", ret, "UD QP 0x%x", qp->qp_num);
+	attr = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 0 };
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	if (ret)
+		return rl_fail("ibv_modify_qp RTS", ret, "UD QP 0x%x", qp->qp_num);
+	return 0;
+	/* END SOLUTION */
+}
+
+/*
+ * Step 3b. An address handle for the peer whose GID is PEER, reached from
+ * PORT with our GID GID_INDEX as source: RoCE routes by GID, so the AH has
+ * a global route header. Returns the AH, or NULL after one line.
+ */
+struct ibv_ah *lab4_ud_make_ah(struct ibv_pd *pd, uint8_t port, int gid_index,
+			       const union ibv_gid *peer)
+{
+	/* BEGIN SOLUTION step 3
+	 * Fill a struct ibv_ah_attr: is_global 1, grh.dgid the peer's GID,
+	 * grh.sgid_index ours, a hop_limit, port_num; then ibv_create_ah().
+	 * Read: man ibv_create_ah.
+	 * stub: rl_todo(3);
+	 * stub: return NULL;
+	 */
+	struct ibv_ah_attr attr = {
+		.is_global = 1,
+		.grh = {
+			.dgid = *peer,
+			.sgid_index = (uint8_t)gid_index,
+			.hop_limit = 1,
+		},
+		.sl = 0,
+		.port_num = port,
+	};
+	struct ibv_ah *ah = ibv_create_ah(pd, &attr);
+	char gid[RL_GID_STR_LEN];
+
+	if (!ah) {
+		rl_gid_str(peer, gid);
+		rl_fail("ibv_create_ah", errno, "to GID %s from GID index %d", gid, gid_index);
+	}
+	return ah;
+	/* END SOLUTION */
+}
+
+/*
+ * Step 3c. Send LEN bytes of MSG as one datagram to PEER (copied into u's
+ * send slot first), signaled, with WR_ID. A datagram longer than u->mtu is
+ * refused with -EMSGSIZE and one line: UD does not split messages.
+ */
+int lab4_ud_send(struct lab4_ud *u, const struct lab4_ud_peer *peer, const void *msg, uint32_t len,
+		 uint64_t wr_id)
+{
+	/* BEGIN SOLUTION step 3
+	 * An IBV_WR_SEND whose wr.ud names the peer: ah, remote_qpn, remote_qkey.
+	 * The payload goes from the send slot, after the receive slots, with u->mr.
+	 * Read: man ibv_post_send (the UD fields).
+	 * stub: return rl_todo(3);
+	 */
+	uint8_t *slot = lab4_ud_slot(u, LAB4_UD_SLOTS);
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)slot,
+		.length = len,
+		.lkey = u->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.ud = {
+			.ah = peer->ah,
+			.remote_qpn = peer->qpn,
+			.remote_qkey = peer->qkey,
+		},
+	};
+	struct ibv_send_wr *bad_wr;
+	int ret;
+
+	if (len > u->mtu) {
+		rl_err("UD send of %u bytes: a datagram holds at most the MTU, %u bytes", len,
+		       u->mtu);
+		return -EMSGSIZE;
+	}
+	memcpy(slot, msg, len);
+	ret = ibv_post_send(u->qp, &wr, &bad_wr);
+	if (ret)
+		return rl_fail("ibv_post_send", ret, "UD SEND of %u bytes to QPN 0x%x", len,
+			       peer->qpn);
+	return 0;
+	/* END SOLUTION */
+}
+
+/*
+ * Step 3d. A UD receive of BYTE_LEN bytes landed in SLOT: point *PAYLOAD at
+ * the datagram and set *LEN to its length, past the GRH that always comes
+ * first. Returns 0, or -EPROTO when BYTE_LEN is shorter than a GRH.
+ */
+int lab4_ud_payload(const uint8_t *slot, uint32_t byte_len, const uint8_t **payload, uint32_t *len)
+{
+	/* BEGIN SOLUTION step 3
+	 * The first LAB4_GRH_LEN (40) bytes of every UD receive are the GRH, present
+	 * or not, and byte_len counts them. Read: man ibv_post_recv, man ibv_poll_cq.
+	 * stub: return rl_todo(3);
+	 */
+	if (byte_len < LAB4_GRH_LEN) {
+		rl_err("UD receive of %u bytes: shorter than the %d-byte GRH", byte_len,
+		       LAB4_GRH_LEN);
+		return -EPROTO;
+	}
+	*payload = slot + LAB4_GRH_LEN;
+	*len = byte_len - LAB4_GRH_LEN;
+	return 0;
+	/* END SOLUTION */
+}
+
+/* Slot SLOT of u's buffer: 0 .. LAB4_UD_SLOTS-1 receive, LAB4_UD_SLOTS send. */
+uint8_t *lab4_ud_slot(struct lab4_ud *u, int slot)
+{
+	return u->buf + (size_t)slot * (LAB4_GRH_LEN + u->mtu);
+}
+
+/* Post a receive into slot SLOT: room for the GRH and one MTU. */
+int lab4_ud_post_recv(struct lab4_ud *u, int slot)
+{
+	return rl_post_recv(u->qp, u->mr, lab4_ud_slot(u, slot), LAB4_GRH_LEN + u->mtu,
+			    (uint64_t)slot);
+}
+
+/*
+ * A UD QP on CTX's PORT, in RTS (step 3a), with its PD, CQ, registered
+ * slots and every receive slot posted. The MTU is the port's active MTU.
+ */
+int lab4_ud_open(struct lab4_ud *u, struct ibv_context *ctx, uint8_t port, int gid_index)
+{
+	struct ibv_port_attr pattr;
+	struct ibv_qp_init_attr init = {
+		.cap = {
+			.max_send_wr = 4,
+			.max_recv_wr = LAB4_UD_SLOTS,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.qp_type = IBV_QPT_UD,
+	};
+	size_t size;
+	int i;
+
+	*u = (struct lab4_ud){ .ctx = ctx, .port = port, .gid_index = gid_index, .qkey = LAB4_QKEY };
+	if (ibv_query_port(ctx, port, &pattr))
+		return rl_fail("ibv_query_port", errno, "port %u", port);
+	u->mtu = 128u << pattr.active_mtu; /* IBV_MTU_256 is 1 */
+	size = (size_t)(LAB4_UD_SLOTS + 1) * (LAB4_GRH_LEN + u->mtu);
+	u->buf = calloc(1, size);
+	if (!u->buf)
+		return -ENOMEM;
+	u->pd = rl_alloc_pd(ctx);
+	if (!u->pd)
+		goto clean;
+	u->cq = rl_create_cq(ctx, 2 * LAB4_UD_SLOTS, NULL);
+	if (!u->cq)
+		goto clean;
+	init.send_cq = u->cq;
+	init.recv_cq = u->cq;
+	u->qp = ibv_create_qp(u->pd, &init);
+	if (!u->qp) {
+		rl_fail("ibv_create_qp", errno, "UD QP");
+		goto clean;
+	}
+	u->mr = rl_reg_mr(u->pd, u->buf, size, IBV_ACCESS_LOCAL_WRITE);
+	if (!u->mr)
+		goto clean;
+	if (lab4_ud_to_rts(u->qp, port, u->qkey))
+		goto clean;
+	for (i = 0; i < LAB4_UD_SLOTS; i++)
+		if (lab4_ud_post_recv(u, i))
+			goto clean;
+	return 0;
+
+clean:
+	lab4_ud_close(u);
+	return -EIO;
+}
+
+void lab4_ud_close(struct lab4_ud *u)
+{
+	if (u->qp)
+		ibv_destroy_qp(u->qp);
+	if (u->mr)
+		ibv_dereg_mr(u->mr);
+	if (u->cq)
+		ibv_destroy_cq(u->cq);
+	if (u->pd)
+		ibv_dealloc_pd(u->pd);
+	free(u->buf);
+	*u = (struct lab4_ud){ 0 };
+}
