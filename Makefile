@@ -106,6 +106,8 @@ help:
 	@echo "make check LAB=N [SOL=1] [STEP=k]  run lab N's step tests on labs/ (SOL=1: solutions/)"
 	@echo "make stubs      regenerate labs/ from solutions/ (make stubs-check: verify)"
 	@echo "make fuzz       fuzz the Lab 3 protocol decoder (FUZZ_SECONDS, default 30)"
+	@echo "make docker-build  build the container images (needs a Docker engine; docs/docker.md)"
+	@echo "make docker-test   test the images: self-study and grading flows, in the Soft-RoCE VM (as root)"
 	@echo "make format     clang-format the C sources"
 	@echo "make clean      remove build/"
 	@echo "RDMA_MODE=auto|native|vm picks where RDMA code runs (default auto)"
