@@ -118,6 +118,8 @@ help:
 	@echo "make handout    the student tarball, build/rdmalab-handout.tar.gz (no solutions/)"
 	@echo "make gradescope the Gradescope autograder, build/gradescope.zip [LAB=N: one lab]"
 	@echo "make bench [BENCH_SIZES=\"1 4\"]  Lab 3 and Lab 4 senders vs ib_write_bw: table, CSV, plot"
+	@echo "make docker-build  build the container images (needs a Docker engine; docs/docker.md)"
+	@echo "make docker-test   test the images: self-study and grading flows, in the Soft-RoCE VM (as root)"
 	@echo "make format     clang-format the C sources"
 	@echo "make clean      remove build/"
 	@echo "RDMA_MODE=auto|native|vm picks where RDMA code runs (default auto)"
