@@ -11,3 +11,8 @@ GRADESCOPE_ZIP := $(BUILD)/gradescope.zip
 .PHONY: gradescope
 gradescope:
 	@grader/gradescope/bundle -o $(GRADESCOPE_ZIP) $(if $(LAB),--lab $(LAB))
+
+# make test: the bundle graded on a fake /autograder (the kit only: a
+# handout has no tests/grader).
+TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "gradescope: the bundle sets up and grades a submission" \
+	"tests/grader/gradescope-test")
