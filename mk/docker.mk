@@ -24,6 +24,7 @@ docker-test:
 	@scripts/deps ensure
 	@docker/test
 
-# make test: the Docker test (root only: debootstrap makes the offline base).
-TEST_EXTRAS += --extra "docker: a key from the receiver container, the grader container's scores" \
-	"if [ \$$(id -u) = 0 ]; then docker/test; else echo 'docker-test: skipped: it needs root (debootstrap), as CI runs it'; fi"
+
+# Not in make test yet: in the final CI run of 2026-11-22 the guest hung in a
+# soft lockup (containerd-shim and the image build, both vCPUs stuck for
+# 900+ s) while building the images; see the issue's note.
