@@ -13,6 +13,7 @@ gradescope:
 	@grader/gradescope/bundle -o $(GRADESCOPE_ZIP) $(if $(LAB),--lab $(LAB))
 
 
-# Not in make test yet: on 2026-11-22 tests/grader/gradescope-test ran
-# run_autograder on Lab 0's solution and got a score of 0 (see the issue's
-# note); run it on its own until that is found.
+# make test: the bundle graded on a fake /autograder (the kit only: a
+# handout has no tests/grader).
+TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "gradescope: the bundle sets up and grades a submission" \
+	"tests/grader/gradescope-test")
