@@ -68,7 +68,7 @@ void fx_post_rdma(struct fx_pair *p, int i, enum ibv_wr_opcode op, uint32_t len,
 /* One completion of CQ within FX_WC_TIMEOUT_MS, whatever its status, or fail. */
 void fx_wait(struct ibv_cq *cq, struct ibv_wc *wc);
 
-/* The count of KIND ("pd", "mr", "cq", "qp") on the device, per `rdma resource show`. */
+/* How many KIND ("pd", "mr", "cq", "qp") this process has on the device, per `rdma resource show`. */
 int fx_res_count(const char *kind);
 /* The rkey and lkey `rdma resource show mr` lists for an MR of LEN bytes of this process. */
 int fx_res_mr_keys(size_t len, uint32_t *rkey, uint32_t *lkey);

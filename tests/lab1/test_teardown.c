@@ -12,7 +12,7 @@
 #include "fixture.h"
 #include "lab1.h"
 
-/* The device's PD, MR, CQ and QP counts, per `rdma resource show`. */
+/* This process's PD, MR, CQ and QP counts on the device, per `rdma resource show`. */
 struct counts {
 	int pd, mr, cq, qp;
 };
