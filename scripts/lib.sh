@@ -1,0 +1,23 @@
+# lib.sh: shell functions the kit's scripts share (grader/rdmalab-grade,
+# scripts/bench, scripts/demo). Source it; it sets nothing else.
+
+# rl_scaled SECONDS: SECONDS times CK_TIMEOUT_MULTIPLIER (default 1), rounded
+# up to whole seconds. Every timeout that only catches a hang goes through it,
+# so that one multiplier slows them all down on a slow machine.
+rl_scaled() {
+	awk -v s="$1" -v m="${CK_TIMEOUT_MULTIPLIER:-1}" \
+		'BEGIN { t = s * m; printf "%d\n", t == int(t) ? t : int(t) + 1 }'
+}
+
+# rl_wait_listening LOG PID SECONDS: until LOG (the reference receiver's
+# output) has its "listening" line. Returns 1 when PID exits first or
+# SECONDS (scaled) pass.
+rl_wait_listening() {
+	local log=$1 pid=$2 end
+	end=$(($(date +%s) + $(rl_scaled "$3")))
+	until grep -q listening "$log" 2>/dev/null; do
+		kill -0 "$pid" 2>/dev/null || return 1
+		[ "$(date +%s)" -lt "$end" ] || return 1
+		sleep 0.1
+	done
+}
