@@ -25,6 +25,8 @@ docker-test:
 	@docker/test
 
 
-# Not in make test yet: in the final CI run of 2026-11-22 the guest hung in a
-# soft lockup (containerd-shim and the image build, both vCPUs stuck for
-# 900+ s) while building the images; see the issue's note.
+# make test: the Docker test (root only: debootstrap makes the offline base).
+# A guest kernel lockup (seen once in a few runs) costs a second boot on one
+# CPU, not a failure: docker/test says so.
+TEST_EXTRAS += --extra "docker: a key from the receiver container, the grader container's scores" \
+	"if [ \$$(id -u) = 0 ]; then docker/test; else echo 'docker-test: skipped: it needs root (debootstrap), as CI runs it'; fi"
