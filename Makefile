@@ -11,8 +11,9 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -MMD -MP
 CPPFLAGS += -Iframework $(PKG_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -lpthread
 
-# Where RDMA tests run: auto (a native device if there is one, else the VM),
-# native or vm. See docs/environment.md.
+# Where RDMA tests run: auto (a native device if there is one, else User-Mode
+# Linux when it works here, else the QEMU VM), native, uml or vm. See
+# docs/environment.md.
 RDMA_MODE ?= auto
 RUN_RDMA  := vm/run-rdma --mode $(RDMA_MODE)
 
@@ -86,9 +87,12 @@ doctor:
 	@vm/doctor
 
 vm-shell:
-	@vm/rxe-run --shell
+	@vm/run-rdma --mode $(RDMA_MODE) --shell
 
+# The guests' kernels, ahead of time: the UML kernel (built here, once) and
+# its probe, and the QEMU VM's kernel package.
 vm-prepare:
+	@vm/uml-probe || true
 	@vm/rxe-run --prepare
 
 # labs/ is generated: format solutions/, then regenerate the stubs (not in a
@@ -107,7 +111,7 @@ help:
 	@echo "make test       run all tests: host unit tests, then RDMA tests"
 	@echo "make demo       the main flow: a Lab 3 transfer earning a key (device or VM)"
 	@echo "make doctor     diagnose this machine's RDMA set-up, with fixes"
-	@echo "make vm-shell   open a shell in the Soft-RoCE VM"
+	@echo "make vm-shell   open a shell where RDMA runs (User-Mode Linux, the VM, or here)"
 	@echo "make check LAB=N [SOL=1] [STEP=k]  run lab N's step tests on labs/ (SOL=1: solutions/)"
 	@echo "make grade [LAB=N]  grade your labs/ as the course's grader does (report in grade-results/)"
 	@echo "make grade-samples  the grader on its sample submissions, checked against their expected scores"
@@ -122,7 +126,7 @@ help:
 	@echo "make docker-test   test the images: self-study and grading flows, in the Soft-RoCE VM (as root)"
 	@echo "make format     clang-format the C sources"
 	@echo "make clean      remove build/"
-	@echo "RDMA_MODE=auto|native|vm picks where RDMA code runs (default auto)"
+	@echo "RDMA_MODE=auto|native|uml|vm picks where RDMA code runs (default auto)"
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
