@@ -71,6 +71,11 @@ test:
 		--fuzz "$(MAKE) --no-print-directory -s fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)" \
 		--also "$(TEST_LABS_RUN)" --report "$(TEST_LABS_REPORT)" $(TEST_EXTRAS)
 
+# Where auto picks User-Mode Linux, the QEMU VM (the path of Apple Silicon
+# and of hosts where UML does not run) still gets one boot: a smoke run.
+TEST_EXTRAS += --extra "the QEMU VM path: a smoke run in one boot" \
+	"vm/run-rdma --mode vm -- $(BUILD)/tests/rdma/test_smoke"
+
 unit-test: build
 	@scripts/run-tests --unit "$(UNIT_TESTS)"
 
