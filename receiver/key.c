@@ -21,7 +21,10 @@
 /*
  * Read the secret in PATH into BUF. The file must be a regular file that
  * only its owner can read (mode 600 or 400) and must hold at least
- * RCV_SECRET_MIN bytes; one trailing newline is dropped. Returns the length.
+ * RCV_SECRET_MIN bytes. One line end ("\n" or "\r\n") at the very end is
+ * dropped, as `echo ... > FILE` adds one; any other byte, a lone '\r'
+ * included, is part of the secret. Serving and --verify both read it here.
+ * Returns the length.
  */
 int rcv_load_secret(const char *path, uint8_t *buf, size_t size)
 {
@@ -55,10 +58,11 @@ int rcv_load_secret(const char *path, uint8_t *buf, size_t size)
 		ret = rl_fail("read", errno, "secret file %s", path);
 		goto clean_fd;
 	}
-	if (n > 0 && buf[n - 1] == '\n')
+	if (n > 0 && buf[n - 1] == '\n') {
 		n--;
-	if (n > 0 && buf[n - 1] == '\r')
-		n--;
+		if (n > 0 && buf[n - 1] == '\r')
+			n--;
+	}
 	if (n < RCV_SECRET_MIN || (size_t)n >= size) {
 		rl_err("secret file %s holds %zd bytes: use %d to %zu (e.g. 'head -c 24 "
 		       "/dev/urandom | base64 > %s')",

@@ -117,6 +117,8 @@ START_TEST(test_secret_files_must_be_private_and_long_enough)
 		{ "mode 600", VECTOR_SECRET, 0600, (int)sizeof(VECTOR_SECRET) - 1 },
 		{ "mode 400 with a newline", VECTOR_SECRET "\n", 0400,
 		  (int)sizeof(VECTOR_SECRET) - 1 },
+		{ "with a CR LF line end", VECTOR_SECRET "\r\n", 0600,
+		  (int)sizeof(VECTOR_SECRET) - 1 },
 		{ "readable by others", VECTOR_SECRET, 0604, -EPERM },
 		{ "readable by the group", VECTOR_SECRET, 0640, -EPERM },
 		{ "writable by the group", VECTOR_SECRET, 0620, -EPERM },
@@ -138,6 +140,13 @@ START_TEST(test_secret_files_must_be_private_and_long_enough)
 			ck_assert_msg(!memcmp(secret, VECTOR_SECRET, (size_t)ret),
 				      "%s: expected the secret's bytes back", cases[i].what);
 	}
+	/* Only a line end is dropped: a lone CR at the end is the secret's last byte. */
+	temp_secret(path, sizeof(path), VECTOR_SECRET "\r", 0600);
+	ret = rcv_load_secret(path, secret, sizeof(secret));
+	unlink(path);
+	ck_assert_msg(ret == (int)sizeof(VECTOR_SECRET) && secret[ret - 1] == '\r',
+		      "a lone CR at the end: expected %d bytes ending in CR, got %d",
+		      (int)sizeof(VECTOR_SECRET), ret);
 	ret = rcv_load_secret("/nonexistent/secret", secret, sizeof(secret));
 	ck_assert_msg(ret == -ENOENT, "missing file: expected %d, got %d", -ENOENT, ret);
 	ret = rcv_load_secret("/tmp", secret, sizeof(secret));
