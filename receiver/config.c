@@ -72,7 +72,7 @@ void rcv_usage(FILE *f, const char *prog)
 		"  --verify ID KEY       check KEY for ID offline, print the verdict, exit 0 or 1\n"
 		"SIZE takes K, M, G, T (binary units). Test-only fault knobs, for grader tests:\n"
 		"  --fault-bad-hash      always answer RESULT bad\n"
-		"  --fault-delay STEP:MS hold the reply at STEP (3 WINDOW, 5 RESULT, 7 KEY) MS ms\n"
+		"  --fault-delay STEP:MS hold the reply at STEP (3 WINDOW, 5 RESULT, 7 KEY) MS ms (once)\n"
 		"  --fault-drop STEP     disconnect a sender as soon as it reaches STEP (1 to 7)\n"
 		"  --fault-window SIZE   grant windows of SIZE bytes (1 and up)\n");
 }
@@ -233,7 +233,12 @@ static int rcv_set_opt(struct rcv_config *cfg, const char *prog, enum rcv_opt_id
 		f->bad_hash = true;
 		return 0;
 	case OPT_FAULT_DELAY:
-		return rcv_parse_delay(prog, v[0], f);
+		if (!f->delay_step)
+			return rcv_parse_delay(prog, v[0], f);
+		rl_err("%s: --fault-delay may be given once: it holds the replies of one step, "
+		       "not also '%s'",
+		       prog, v[0]);
+		return -EINVAL;
 	case OPT_FAULT_DROP:
 		if (!rcv_parse_int(v[0], 1, 7, &f->drop_step))
 			return 0;

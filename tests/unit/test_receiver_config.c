@@ -97,6 +97,10 @@ START_TEST(test_bad_values_and_combinations_are_refused)
 	ck_assert_int_eq(PARSE(&c, "--self-study", "--idle-timeout", "5m"), -EINVAL);
 	ck_assert_int_eq(PARSE(&c, "--self-study", "--fault-delay", "4:100"), -EINVAL);
 	ck_assert_int_eq(PARSE(&c, "--self-study", "--fault-delay", "5"), -EINVAL);
+	/* One delay per run: a second one would silently replace the first. */
+	ck_assert_int_eq(PARSE(&c, "--self-study", "--fault-delay", "3:100", "--fault-delay",
+			       "7:100"),
+			 -EINVAL);
 	ck_assert_int_eq(PARSE(&c, "--self-study", "--fault-drop", "8"), -EINVAL);
 	ck_assert_int_eq(PARSE(&c, "--self-study", "--fault-window", "0"), -EINVAL);
 	ck_assert_int_eq(PARSE(&c, "--self-study", "--max-conns"), -EINVAL);
