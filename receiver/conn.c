@@ -125,8 +125,39 @@ static int rcv_post_send_now(struct rcv_conn *conn, int slot, uint32_t len)
 }
 
 /*
- * Send the LEN bytes encoded in send SLOT, unless --fault-delay holds the
- * reply at this step: then the timer posts it later.
+ * Post the LEN bytes in send SLOT, or, while --fault-delay holds replies,
+ * queue them behind those: the sender gets every message in the order the
+ * receiver made it (a pipelined STUDENT_ID's KEY never overtakes RESULT).
+ */
+static int rcv_post_or_hold(struct rcv_conn *conn, int slot, uint32_t len)
+{
+	if (!conn->holding)
+		return rcv_post_send_now(conn, slot, len);
+	conn->held[conn->nheld].slot = slot;
+	conn->held[conn->nheld].len = len;
+	conn->nheld++;
+	conn->send_busy[slot] = true;
+	return 0;
+}
+
+/* Post every held reply, in order: the --fault-delay is over. */
+static int rcv_release_held(struct rcv_conn *conn)
+{
+	int i, ret = 0;
+
+	conn->holding = false;
+	for (i = 0; i < conn->nheld && !ret; i++) {
+		conn->send_busy[conn->held[i].slot] = false;
+		ret = rcv_post_send_now(conn, conn->held[i].slot, conn->held[i].len);
+	}
+	conn->nheld = 0;
+	return ret;
+}
+
+/*
+ * Send the LEN bytes encoded in send SLOT. The first reply made at the
+ * --fault-delay step starts that connection's one delay: it, and whatever
+ * follows it, wait for the timer.
  */
 static int rcv_send(struct rcv_conn *conn, int slot, int len)
 {
@@ -136,16 +167,13 @@ static int rcv_send(struct rcv_conn *conn, int slot, int len)
 		return len;
 	if (f->delay_step && f->delay_step == conn->result.step && !conn->delay_used) {
 		conn->delay_used = true;
-		conn->delayed_slot = slot;
-		conn->delayed_len = (uint32_t)len;
-		conn->delayed_until = rcv_now_ms() + f->delay_ms;
-		conn->send_busy[slot] = true;
-		conn->deadline_ms = conn->delayed_until + conn->srv->cfg->idle_timeout_ms;
+		conn->holding = true;
+		conn->held_until = rcv_now_ms() + f->delay_ms;
+		conn->deadline_ms = conn->held_until + conn->srv->cfg->idle_timeout_ms;
 		rl_info("conn %lu: test-only fault: holding the reply at step %d for %d ms",
 			conn->no, f->delay_step, f->delay_ms);
-		return 0;
 	}
-	return rcv_post_send_now(conn, slot, (uint32_t)len);
+	return rcv_post_or_hold(conn, slot, (uint32_t)len);
 }
 
 /*
@@ -172,12 +200,12 @@ static void RL_PRINTF(3, 4)
 	if (slot >= 0)
 		len = rl_proto_encode_errorf(conn->bufs.send[slot], RL_PROTO_MAX_MSG, code, "%s",
 					     text);
-	if (len < 0 || rcv_post_send_now(conn, slot, (uint32_t)len)) {
+	if (len < 0 || rcv_post_or_hold(conn, slot, (uint32_t)len)) {
 		rcv_conn_end(conn, NULL);
 		return;
 	}
 	conn->state = RCV_CLOSING;
-	conn->deadline_ms = rcv_now_ms() + RCV_CLOSE_GRACE_MS;
+	conn->deadline_ms = (conn->holding ? conn->held_until : rcv_now_ms()) + RCV_CLOSE_GRACE_MS;
 }
 
 /*
@@ -200,7 +228,63 @@ static bool rcv_reach_step(struct rcv_conn *conn, int step)
 	return false;
 }
 
-/* Register window WIN_INDEX over the next bytes of the file and send it. */
+/*
+ * CONN is connected: its ESTABLISHED event says so, and so does a message
+ * from the sender, which the loop may read first (the two come on different
+ * channels). Whichever comes first reaches step 1, once. False when
+ * --fault-drop ends the connection there.
+ */
+static bool rcv_connected(struct rcv_conn *conn)
+{
+	if (conn->result.step >= 1 || conn->state >= RCV_CLOSING)
+		return conn->state != RCV_DEAD;
+	rcv_note("conn %lu %s: connected", conn->no, conn->result.peer);
+	return rcv_reach_step(conn, 1);
+}
+
+/*
+ * Register WIN_LEN bytes of window memory (at most MAX are ever needed).
+ * False after an ERROR: busy when the memory budget is spent, which can
+ * only happen for window 0 (each later window is no longer than the one
+ * just given back).
+ */
+static bool rcv_register_window(struct rcv_conn *conn, uint64_t max)
+{
+	const struct rcv_config *cfg = conn->srv->cfg;
+	const struct rcv_result *r = &conn->result;
+
+	if (conn->srv->mem_used + conn->win_len > cfg->mem_budget) {
+		rcv_fail(conn, RL_PERR_BUSY,
+			 "memory budget spent (%llu of %llu bytes registered): "
+			 "try again later",
+			 (unsigned long long)conn->srv->mem_used,
+			 (unsigned long long)cfg->mem_budget);
+		return false;
+	}
+	if (!conn->win_buf) {
+		/* Zeroed: bytes a sender leaves unwritten must not be stale memory. */
+		conn->win_buf = calloc(1, r->file_size < max ? r->file_size : max);
+		if (!conn->win_buf) {
+			rcv_fail(conn, RL_PERR_INTERNAL, "out of memory for a window");
+			return false;
+		}
+	}
+	conn->win_mr = rl_reg_mr(conn->pd, conn->win_buf, conn->win_len,
+				 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!conn->win_mr) {
+		rcv_fail(conn, RL_PERR_INTERNAL, "could not register a window of %u bytes",
+			 conn->win_len);
+		return false;
+	}
+	conn->srv->mem_used += conn->win_len;
+	return true;
+}
+
+/*
+ * Register window WIN_INDEX over the next bytes of the file and send it.
+ * Step 3 is reached when window 0 is registered, not before: a sender
+ * refused for memory stays at step 2.
+ */
 static void rcv_grant_window(struct rcv_conn *conn)
 {
 	const struct rcv_config *cfg = conn->srv->cfg;
@@ -211,30 +295,10 @@ static void rcv_grant_window(struct rcv_conn *conn)
 	int slot;
 
 	conn->win_len = (uint32_t)(left < max ? left : max);
-	if (conn->srv->mem_used + conn->win_len > cfg->mem_budget) {
-		rcv_fail(conn, RL_PERR_BUSY,
-			 "memory budget spent (%llu of %llu bytes registered): "
-			 "try again later",
-			 (unsigned long long)conn->srv->mem_used,
-			 (unsigned long long)cfg->mem_budget);
+	if (!rcv_register_window(conn, max))
 		return;
-	}
-	if (!conn->win_buf) {
-		/* Zeroed: bytes a sender leaves unwritten must not be stale memory. */
-		conn->win_buf = calloc(1, r->file_size < max ? r->file_size : max);
-		if (!conn->win_buf) {
-			rcv_fail(conn, RL_PERR_INTERNAL, "out of memory for a window");
-			return;
-		}
-	}
-	conn->win_mr = rl_reg_mr(conn->pd, conn->win_buf, conn->win_len,
-				 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	if (!conn->win_mr) {
-		rcv_fail(conn, RL_PERR_INTERNAL, "could not register a window of %u bytes",
-			 conn->win_len);
+	if (conn->win_index == 0 && !rcv_reach_step(conn, 3))
 		return;
-	}
-	conn->srv->mem_used += conn->win_len;
 	win = (struct rl_msg_window){
 		.index = conn->win_index,
 		.offset = r->bytes_received,
@@ -268,10 +332,12 @@ static void rcv_on_file_info(struct rcv_conn *conn, const struct rl_msg_file_inf
 		return;
 	}
 	rcv_note("conn %lu %s: file of %llu bytes", conn->no, r->peer, (unsigned long long)m->size);
-	if (!rcv_reach_step(conn, 2) || !rcv_reach_step(conn, 3))
+	if (!rcv_reach_step(conn, 2))
 		return;
 	if (m->size == 0) {
-		conn->state = RCV_WAIT_DONE;
+		/* No window is needed: step 3 is reached at once. */
+		if (rcv_reach_step(conn, 3))
+			conn->state = RCV_WAIT_DONE;
 		return;
 	}
 	conn->state = RCV_WAIT_WINDOW_DONE;
@@ -435,28 +501,80 @@ static void rcv_on_message(struct rcv_conn *conn, const struct rl_msg *msg)
 	}
 }
 
+/*
+ * Refuse a message of LEN bytes that failed decoding with ERR, saying what
+ * was wrong. HEAD holds its first bytes, MSG what the decoder filled in.
+ */
+static void rcv_refuse_undecodable(struct rcv_conn *conn, enum rl_proto_error err,
+				   const uint8_t head[RL_PROTO_HEADER_LEN],
+				   const struct rl_msg *msg, uint32_t len)
+{
+	switch (err) {
+	case RL_PERR_BAD_MAGIC:
+		rcv_fail(conn, err, "the first 4 bytes are not the magic 0x%08x ('RL03')",
+			 RL_PROTO_MAGIC);
+		break;
+	case RL_PERR_BAD_VERSION:
+		rcv_fail(conn, err, "version %u: this receiver speaks version %u", head[4],
+			 RL_PROTO_VERSION);
+		break;
+	case RL_PERR_BAD_TYPE:
+		rcv_fail(conn, err, "type %u: the message types are 1 to 8", head[5]);
+		break;
+	case RL_PERR_TOO_LARGE:
+		rcv_fail(conn, err,
+			 "a file of %llu bytes is past the protocol's limit of 2^40 bytes",
+			 (unsigned long long)msg->u.file_info.size);
+		break;
+	case RL_PERR_BAD_ID:
+		rcv_fail(conn, err, "a student ID is 1 to %d characters from '!' to '~'",
+			 RL_PROTO_MAX_ID);
+		break;
+	default:
+		rcv_fail(conn, err, "could not decode a message of %u bytes (see docs/protocol.md)",
+			 len);
+		break;
+	}
+}
+
+/*
+ * True if WC is a plain SEND. Immediate data is no part of the protocol: a
+ * SEND or an RDMA WRITE with immediate gets ERROR malformed.
+ */
+static bool rcv_plain_send(struct rcv_conn *conn, const struct ibv_wc *wc)
+{
+	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+		rcv_fail(conn, RL_PERR_MALFORMED,
+			 "RDMA WRITE with immediate: write file data with plain RDMA WRITEs");
+		return false;
+	}
+	if (wc->wc_flags & IBV_WC_WITH_IMM) {
+		rcv_fail(conn, RL_PERR_MALFORMED,
+			 "SEND with immediate: send each message as a plain SEND");
+		return false;
+	}
+	return true;
+}
+
 /* A receive completed: decode it, post the buffer again, handle the message. */
 static void rcv_on_recv(struct rcv_conn *conn, const struct ibv_wc *wc)
 {
+	uint8_t head[RL_PROTO_HEADER_LEN];
 	int slot = (int)wc->wr_id;
 	enum rl_proto_error err;
 	struct rl_msg msg;
 
+	/* Read the buffer before posting it again: the next message may land in it. */
+	memcpy(head, conn->bufs.recv[slot], sizeof(head));
 	err = rl_proto_decode(conn->bufs.recv[slot], wc->byte_len, &msg);
 	if (rcv_post_recv(conn, slot)) {
 		rcv_conn_end(conn, "internal: could not post a receive");
 		return;
 	}
-	if (conn->state >= RCV_CLOSING)
+	if (conn->state >= RCV_CLOSING || !rcv_plain_send(conn, wc))
 		return;
-	if (err == RL_PERR_BAD_ID) {
-		rcv_fail(conn, err, "a student ID is 1 to %d characters from '!' to '~'",
-			 RL_PROTO_MAX_ID);
-		return;
-	}
 	if (err) {
-		rcv_fail(conn, err, "could not decode a message of %u bytes (see docs/protocol.md)",
-			 wc->byte_len);
+		rcv_refuse_undecodable(conn, err, head, &msg, wc->byte_len);
 		return;
 	}
 	rl_debug("conn %lu: got %s", conn->no, rl_msg_type_name(msg.type));
@@ -466,21 +584,24 @@ static void rcv_on_recv(struct rcv_conn *conn, const struct ibv_wc *wc)
 /* A work completion of CONN: a message, a reply sent, or a failure. */
 static void rcv_on_completion(struct rcv_conn *conn, const struct ibv_wc *wc)
 {
+	bool recv = wc->wr_id < RCV_SEND_WR_ID;
 	char why[128];
 	int slot;
 
+	/* Anything the sender sent proves the connection is up (a flush proves nothing). */
+	if (recv && wc->status != IBV_WC_WR_FLUSH_ERR && !rcv_connected(conn))
+		return;
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (conn->state >= RCV_CLOSING && wc->status == IBV_WC_WR_FLUSH_ERR) {
 			rcv_conn_end(conn, NULL);
 			return;
 		}
 		snprintf(why, sizeof(why), "%s: %s %s", rl_proto_error_name(RL_PERR_TRANSFER),
-			 wc->wr_id >= RCV_SEND_WR_ID ? "send" : "receive",
-			 ibv_wc_status_str(wc->status));
+			 recv ? "receive" : "send", ibv_wc_status_str(wc->status));
 		rcv_conn_end(conn, why);
 		return;
 	}
-	if (wc->opcode & IBV_WC_RECV) {
+	if (recv) {
 		rcv_on_recv(conn, wc);
 		return;
 	}
@@ -489,7 +610,7 @@ static void rcv_on_completion(struct rcv_conn *conn, const struct ibv_wc *wc)
 		conn->send_busy[slot] = false;
 		conn->sends_out--;
 	}
-	if (conn->state == RCV_CLOSING && conn->sends_out == 0)
+	if (conn->state == RCV_CLOSING && conn->sends_out == 0 && !conn->holding)
 		rcv_conn_end(conn, NULL);
 }
 
@@ -515,8 +636,7 @@ void rcv_conn_cm_event(struct rcv_conn *conn, enum rdma_cm_event_type type, int 
 
 	switch (type) {
 	case RDMA_CM_EVENT_ESTABLISHED:
-		rcv_note("conn %lu %s: connected", conn->no, conn->result.peer);
-		rcv_reach_step(conn, 1);
+		rcv_connected(conn);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		/* Messages that arrived before the disconnect count: handle them first. */
@@ -545,20 +665,14 @@ void rcv_conn_cm_event(struct rcv_conn *conn, enum rdma_cm_event_type type, int 
 	}
 }
 
-/* Fire CONN's due timers at NOW: a held-back reply, the idle timeout. */
+/* Fire CONN's due timers at NOW: held-back replies, the idle timeout. */
 int64_t rcv_conn_timers(struct rcv_conn *conn, int64_t now)
 {
-	int slot = conn->delayed_slot;
-
 	if (conn->state == RCV_DEAD)
 		return INT64_MAX;
-	if (slot >= 0 && now >= conn->delayed_until) {
-		conn->delayed_slot = -1;
-		conn->send_busy[slot] = false;
-		if (rcv_post_send_now(conn, slot, conn->delayed_len)) {
-			rcv_conn_end(conn, "internal: could not send a held-back reply");
-			return INT64_MAX;
-		}
+	if (conn->holding && now >= conn->held_until && rcv_release_held(conn)) {
+		rcv_conn_end(conn, "internal: could not send a held-back reply");
+		return INT64_MAX;
 	}
 	if (now >= conn->deadline_ms) {
 		if (conn->state >= RCV_FINISHED)
@@ -569,8 +683,8 @@ int64_t rcv_conn_timers(struct rcv_conn *conn, int64_t now)
 		if (conn->state == RCV_DEAD)
 			return INT64_MAX;
 	}
-	if (conn->delayed_slot >= 0 && conn->delayed_until < conn->deadline_ms)
-		return conn->delayed_until;
+	if (conn->holding && conn->held_until < conn->deadline_ms)
+		return conn->held_until;
 	return conn->deadline_ms;
 }
 
@@ -629,7 +743,6 @@ struct rcv_conn *rcv_conn_accept(struct rcv_server *srv, struct rdma_cm_id *id)
 		.srv = srv,
 		.no = ++srv->conns_seen,
 		.id = id,
-		.delayed_slot = -1,
 		.result = { .hash_ok = -1, .self_study = srv->cfg->self_study },
 	};
 	rcv_peer_name(id, conn->result.peer, sizeof(conn->result.peer));

@@ -125,11 +125,15 @@ struct rcv_conn {
 	struct ibv_mr *win_mr; /* the granted window, NULL between windows */
 	uint32_t win_index, win_len;
 	bool hash_good;
-	/* --fault-delay: a reply held back until delayed_until. */
-	int delayed_slot; /* -1: none */
-	uint32_t delayed_len;
-	int64_t delayed_until;
-	bool delay_used;
+	/* --fault-delay: replies held back, in the order they were made, until held_until. */
+	bool delay_used; /* the one delay of this connection has started */
+	bool holding;    /* replies are held now */
+	int64_t held_until;
+	int nheld;
+	struct {
+		int slot;
+		uint32_t len;
+	} held[RCV_SEND_SLOTS];
 	struct rcv_result result;
 	bool logged; /* the results line is written */
 };

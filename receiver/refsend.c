@@ -179,12 +179,49 @@ static int rs_wait_msg(struct rs_conn *c, enum rl_msg_type want, struct rl_msg *
 	return 0;
 }
 
+/*
+ * Post OPCODE, a SEND or an RDMA WRITE with immediate data, of the LEN bytes
+ * at BUF in MR (a WRITE goes to RADDR with RKEY). The protocol has no use
+ * for immediate data: this is how RS_SEND_IMM and RS_WRITE_IMM misbehave.
+ */
+static int rs_post_imm(struct rs_conn *c, enum ibv_wr_opcode opcode, struct ibv_mr *mr,
+		       const void *buf, uint32_t len, uint64_t raddr, uint32_t rkey, uint64_t wr_id)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf,
+		.length = len,
+		.lkey = mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = opcode,
+		.send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htonl(3),
+		.wr.rdma = {
+			.remote_addr = raddr,
+			.rkey = rkey,
+		},
+	}, *bad;
+
+	return ibv_post_send(c->id->qp, &wr, &bad);
+}
+
 /* Send the LEN bytes in the send buffer and wait for the send to complete. */
 static int rs_send(struct rs_conn *c, int len)
 {
+	int ret;
+
 	if (len < 0)
 		return rs_end(c, "could not encode a message (%d)", len);
-	if (rl_post_send_msg(c->id->qp, c->msg_mr, c->bufs.send, (uint32_t)len, RS_WR_SEND))
+	if (c->o->misbehave == RS_SEND_IMM)
+		ret = rs_post_imm(c, IBV_WR_SEND_WITH_IMM, c->msg_mr, c->bufs.send, (uint32_t)len,
+				  0, 0, RS_WR_SEND);
+	else
+		ret = rl_post_send_msg(c->id->qp, c->msg_mr, c->bufs.send, (uint32_t)len,
+				       RS_WR_SEND);
+	if (ret)
 		return rs_end(c, "could not post a send");
 	return rs_wait_wr(c, RS_WR_SEND);
 }
@@ -208,16 +245,44 @@ static void rs_note_reject(struct rs_conn *c, const struct rl_cm_event *ev)
 	rs_end(c, "connect rejected: ERROR %s: %s", rl_proto_error_name(e.code), e.text);
 }
 
+/* Record our own address and port, as the receiver's results log names us. */
+static void rs_note_peer(struct rs_conn *c)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)rdma_get_local_addr(c->id);
+
+	inet_ntop(AF_INET, &sin->sin_addr, c->r->peer, sizeof(c->r->peer));
+	snprintf(c->r->peer + strlen(c->r->peer), sizeof(c->r->peer) - strlen(c->r->peer), ":%u",
+		 ntohs(sin->sin_port));
+}
+
+/*
+ * Connect and wait for ESTABLISHED into EV. The rnr_retry_count we send is
+ * the one the receiver's QP uses for its replies to us (docs/protocol.md).
+ */
+static int rs_cm_connect(struct rs_conn *c, struct rl_cm_event *ev)
+{
+	struct rdma_conn_param param = {
+		.responder_resources = 1,
+		.initiator_depth = 1,
+		.retry_count = 7,
+		.rnr_retry_count = c->o->rnr_forever ? 7 : RL_RNR_RETRY,
+	};
+
+	if (rdma_connect(c->id, &param))
+		return rl_fail("rdma_connect", errno, "%s:%u", c->o->addr, c->o->port);
+	return rl_cm_wait_event(c->ch, RDMA_CM_EVENT_ESTABLISHED, c->o->timeout_ms, ev);
+}
+
 /* Connect to the receiver with every resource the transfer needs. */
 static int rs_connect(struct rs_conn *c)
 {
 	struct rl_cm_event ev = { 0 };
-	struct sockaddr_in *sin;
-	int i;
+	int i, nrecv = c->o->misbehave == RS_NO_RECV ? 0 : RS_NRECV;
 
 	c->ch = rl_cm_create_channel();
 	if (!c->ch || rl_cm_resolve(c->ch, c->o->addr, c->o->port, c->o->timeout_ms, &c->id))
 		return rs_end(c, "could not resolve %s:%u", c->o->addr, c->o->port);
+	rs_note_peer(c);
 	c->pd = rl_alloc_pd(c->id->verbs);
 	c->comp = c->pd ? rl_create_comp_channel(c->id->verbs) : NULL;
 	c->cq = c->comp ? rl_create_cq(c->id->verbs, RS_CQ_DEPTH, c->comp) : NULL;
@@ -231,21 +296,17 @@ static int rs_connect(struct rs_conn *c)
 	c->file_mr = rl_reg_mr(c->pd, c->file, c->o->size + 1, IBV_ACCESS_LOCAL_WRITE);
 	if (!c->file_mr)
 		return rs_end(c, "could not register the file");
-	for (i = 0; i < RS_NRECV; i++) {
+	for (i = 0; i < nrecv; i++) {
 		if (rl_post_recv(c->id->qp, c->msg_mr, c->bufs.recv[i], RL_PROTO_MAX_MSG, i))
 			return rs_end(c, "could not post a receive");
 	}
-	if (rl_cm_connect(c->id, NULL, 0, c->o->timeout_ms, &ev)) {
+	if (rs_cm_connect(c, &ev)) {
 		if (ev.type == RDMA_CM_EVENT_REJECTED) {
 			rs_note_reject(c, &ev);
 			return -1;
 		}
 		return rs_end(c, "connect failed: %s", rdma_event_str(ev.type));
 	}
-	sin = (struct sockaddr_in *)rdma_get_local_addr(c->id);
-	inet_ntop(AF_INET, &sin->sin_addr, c->r->peer, sizeof(c->r->peer));
-	snprintf(c->r->peer + strlen(c->r->peer), sizeof(c->r->peer) - strlen(c->r->peer), ":%u",
-		 ntohs(sin->sin_port));
 	return 0;
 }
 
@@ -277,6 +338,15 @@ static bool rs_leaving(const struct rs_conn *c, int step)
 	return c->o->misbehave == RS_LEAVE && c->o->leave_at == step;
 }
 
+/* Write SIZE into the encoded FILE_INFO at BUF: the encoder refuses sizes past the limit. */
+static void rs_patch_size(uint8_t *buf, uint64_t size)
+{
+	struct rl_wire w;
+
+	rl_wire_writer(&w, buf + RL_PROTO_HEADER_LEN, sizeof(size));
+	rl_wire_put_u64(&w, size);
+}
+
 /* Send FILE_INFO, broken as the options say. */
 static int rs_send_file_info(struct rs_conn *c)
 {
@@ -288,6 +358,8 @@ static int rs_send_file_info(struct rs_conn *c)
 	if (c->o->misbehave == RS_WRONG_HASH)
 		fi.sha256[0] ^= 1;
 	len = rl_proto_encode_file_info(buf, sizeof(c->bufs.send), &fi);
+	if (c->o->misbehave == RS_HUGE_FILE)
+		rs_patch_size(buf, RL_PROTO_MAX_FILE + 1);
 	if (c->o->misbehave == RS_BAD_MAGIC)
 		buf[0] ^= 0xff;
 	if (c->o->misbehave == RS_BAD_VERSION)
@@ -301,13 +373,19 @@ static int rs_send_file_info(struct rs_conn *c)
 static int rs_write_window(struct rs_conn *c, const struct rl_msg_window *w)
 {
 	uint32_t rkey = w->rkey, len = w->len;
+	int ret;
 
 	if (c->o->misbehave == RS_BAD_RKEY)
 		rkey ^= 0x80;
 	if (c->o->misbehave == RS_PAST_WINDOW)
 		len++;
-	if (rl_post_write(c->id->qp, c->file_mr, c->file + w->offset, len, w->addr, rkey,
-			  RS_WR_WRITE))
+	if (c->o->misbehave == RS_WRITE_IMM)
+		ret = rs_post_imm(c, IBV_WR_RDMA_WRITE_WITH_IMM, c->file_mr, c->file + w->offset,
+				  len, w->addr, rkey, RS_WR_WRITE);
+	else
+		ret = rl_post_write(c->id->qp, c->file_mr, c->file + w->offset, len, w->addr, rkey,
+				    RS_WR_WRITE);
+	if (ret)
 		return rs_end(c, "could not post an RDMA WRITE");
 	return rs_wait_wr(c, RS_WR_WRITE);
 }
@@ -377,6 +455,25 @@ static int rs_send_id(struct rs_conn *c)
 	return rs_send(c, rl_proto_encode_student_id(c->bufs.send, RL_PROTO_MAX_MSG, &sid));
 }
 
+/*
+ * STUDENT_ID right after DONE, before RESULT is read (docs/protocol.md
+ * allows it): then RESULT, and the KEY after it, must come in that order.
+ */
+static int rs_pipelined_id(struct rs_conn *c)
+{
+	struct rl_msg msg;
+
+	if (rs_send_id(c) || rs_wait_msg(c, RL_MSG_RESULT, &msg))
+		return -1;
+	c->r->got_result = true;
+	c->r->good = msg.u.result.good;
+	if (rs_wait_msg(c, RL_MSG_KEY, &msg))
+		return -1;
+	snprintf(c->r->key, sizeof(c->r->key), "%s", msg.u.key.key);
+	rs_end(c, "got key %s", c->r->key);
+	return 0;
+}
+
 /* The protocol after connecting: steps 2 to 7. */
 static int rs_run(struct rs_conn *c)
 {
@@ -405,6 +502,8 @@ static int rs_run(struct rs_conn *c)
 		return -1;
 	if (rs_leaving(c, 4))
 		return rs_end(c, "left after DONE");
+	if (c->o->misbehave == RS_ID_WITH_DONE)
+		return rs_pipelined_id(c);
 	if (rs_wait_msg(c, RL_MSG_RESULT, &msg))
 		return -1;
 	c->r->got_result = true;

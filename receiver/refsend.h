@@ -28,6 +28,11 @@ enum rs_misbehave {
 	RS_STALL,        /* take the first window, then say nothing */
 	RS_OVERSIZE,     /* a 300-byte message */
 	RS_LEAVE,        /* disconnect at sender step leave_at */
+	RS_HUGE_FILE,    /* FILE_INFO of 2^40 + 1 bytes, past the protocol's limit */
+	RS_SEND_IMM,     /* FILE_INFO sent as a SEND with immediate */
+	RS_WRITE_IMM,    /* the first window written with an RDMA WRITE with immediate */
+	RS_NO_RECV,      /* post no receive: the receiver's first reply finds none */
+	RS_ID_WITH_DONE, /* STUDENT_ID right after DONE, before reading RESULT */
 };
 
 struct rs_opts {
@@ -37,13 +42,15 @@ struct rs_opts {
 	uint64_t size;
 	const char *id;
 	enum rs_misbehave misbehave;
-	int leave_at;   /* RS_LEAVE: 1 connected, 2 FILE_INFO sent, 3 first window written,
+	int leave_at;     /* RS_LEAVE: 1 connected, 2 FILE_INFO sent, 3 first window written,
 			   4 DONE sent, 5 RESULT received */
-	int timeout_ms; /* for each wait */
+	int timeout_ms;   /* for each wait */
+	bool rnr_forever; /* connect with rnr_retry_count 7: the receiver's replies retry for ever */
 };
 
 struct rs_result {
-	char peer[64];         /* our address as the receiver sees it, "10.0.0.1:4242" */
+	char peer[64];         /* our address as the receiver sees it, "10.0.0.1:4242" (set
+				  once the route is resolved, so a rejected run has it too) */
 	int windows;           /* windows written */
 	bool rejected;         /* the connect was rejected */
 	bool got_result, good; /* RESULT came, and said good */

@@ -110,6 +110,22 @@ char *rf_log(const struct rf_receiver *rf)
 	return rf_read_file(rf->log_path);
 }
 
+char *rf_results(const struct rf_receiver *rf)
+{
+	return rf_read_file(rf->results_path);
+}
+
+int rf_count_in(const char *text, const char *needle)
+{
+	int n = 0;
+
+	while ((text = strstr(text, needle))) {
+		n++;
+		text += strlen(needle);
+	}
+	return n;
+}
+
 /* Exec the receiver in the child, its output into the log file. */
 static void rf_exec(const struct rf_receiver *rf, const char *const *extra)
 {

@@ -65,6 +65,10 @@ bool rf_wait_line(const struct rf_receiver *rf, const char *peer, int timeout_ms
 int rf_count_lines(const struct rf_receiver *rf);
 /* The receiver's stderr so far (malloc'd, never NULL). */
 char *rf_log(const struct rf_receiver *rf);
+/* The results log so far (malloc'd, never NULL). */
+char *rf_results(const struct rf_receiver *rf);
+/* How many times NEEDLE occurs in TEXT. */
+int rf_count_in(const char *text, const char *needle);
 /* Start JOB->o in a thread; rf_join() waits for it and returns JOB->ret. */
 void rf_run(struct rf_job *job);
 int rf_join(struct rf_job *job);

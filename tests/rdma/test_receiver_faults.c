@@ -80,6 +80,27 @@ START_TEST(test_fault_delay_holds_the_reply_back)
 }
 END_TEST
 
+/* A held RESULT holds what follows it too: a pipelined STUDENT_ID's KEY never overtakes it. */
+START_TEST(test_fault_delay_keeps_result_before_a_pipelined_key)
+{
+	static const char *const opts[] = { "--fault-delay", "5:1000", NULL };
+	char key[RCV_KEY_LEN + 1];
+	struct rf_receiver rf;
+	struct rs_opts o;
+	struct rs_result r;
+
+	rf_fill(data, sizeof(data), 4);
+	rf_start(&rf, opts);
+	o = rf_sender(&rf, data, sizeof(data), "s-held");
+	o.misbehave = RS_ID_WITH_DONE;
+	ck_assert_msg(rs_send_file(&o, &r) == 0 && r.got_result && r.good,
+		      "expected RESULT good, then a key, got: %s", r.what);
+	rf_expected_key(&rf, "s-held", key);
+	ck_assert_msg(!strcmp(r.key, key), "expected key %s, got %s", key, r.key);
+	rf_stop(&rf);
+}
+END_TEST
+
 Suite *rl_test_suite(void)
 {
 	Suite *s = suite_create("receiver: fault knobs");
@@ -89,6 +110,7 @@ Suite *rl_test_suite(void)
 	tcase_add_test(tc, test_fault_bad_hash_answers_bad_and_gives_no_key);
 	tcase_add_loop_test(tc, test_fault_drop_ends_the_connection_at_each_step, 1, 8);
 	tcase_add_test(tc, test_fault_delay_holds_the_reply_back);
+	tcase_add_test(tc, test_fault_delay_keeps_result_before_a_pipelined_key);
 	suite_add_tcase(s, tc);
 	return s;
 }

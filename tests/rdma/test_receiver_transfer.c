@@ -80,6 +80,31 @@ START_TEST(test_tiny_fault_windows_still_give_the_key)
 }
 END_TEST
 
+/* docs/protocol.md allows STUDENT_ID right after DONE: RESULT, then KEY, in that order. */
+START_TEST(test_student_id_right_after_done_gets_result_then_key)
+{
+	static const char *const opts[] = { "--max-window", "64K", NULL };
+	static uint8_t data[100000];
+	char key[RCV_KEY_LEN + 1], line[1024];
+	struct rf_receiver rf;
+	struct rs_opts o;
+	struct rs_result r;
+
+	rf_fill(data, sizeof(data), 8);
+	rf_start(&rf, opts);
+	o = rf_sender(&rf, data, sizeof(data), "s-pipelined");
+	o.misbehave = RS_ID_WITH_DONE;
+	ck_assert_msg(rs_send_file(&o, &r) == 0 && r.got_result && r.good,
+		      "expected RESULT good, then a key, got: %s", r.what);
+	rf_expected_key(&rf, "s-pipelined", key);
+	ck_assert_msg(!strcmp(r.key, key), "expected key %s, got %s", key, r.key);
+	ck_assert_msg(rf_wait_line(&rf, r.peer, 0, line, sizeof(line)) &&
+			      strstr(line, "\"step\":7,"),
+		      "expected a line at step 7 for %s when the key arrived", r.peer);
+	rf_stop(&rf);
+}
+END_TEST
+
 Suite *rl_test_suite(void)
 {
 	Suite *s = suite_create("receiver: transfers");
@@ -88,6 +113,7 @@ Suite *rl_test_suite(void)
 	tcase_set_timeout(tc, RL_TEST_TIMEOUT_RDMA);
 	tcase_add_test(tc, test_sender_gets_the_right_key_for_every_file_size);
 	tcase_add_test(tc, test_tiny_fault_windows_still_give_the_key);
+	tcase_add_test(tc, test_student_id_right_after_done_gets_result_then_key);
 	suite_add_tcase(s, tc);
 	return s;
 }
