@@ -75,6 +75,8 @@ test:
 # and of hosts where UML does not run) still gets one boot: a smoke run.
 TEST_EXTRAS += --extra "the QEMU VM path: a smoke run in one boot" \
 	"vm/run-rdma --mode vm -- $(BUILD)/tests/rdma/test_smoke"
+TEST_EXTRAS += --extra "vm/uml-run: status, output, shares, timeout, a dying guest, --host-uid" \
+	"tests/vm/test-uml-run"
 
 unit-test: build
 	@scripts/run-tests --unit "$(UNIT_TESTS)"
