@@ -13,8 +13,10 @@
 
 /*
  * 240 connections, 12 at once: enough load that the unfixed receiver read
- * the first message before ESTABLISHED on several of them (issue 17: about
- * 1 in 10 under load).
+ * the first message before ESTABLISHED on many of them in the QEMU VM (2
+ * vCPUs): 47 of 240 logged at step 0. Under User-Mode Linux (one CPU) the
+ * kernel handled the ESTABLISHED first every time, even 32 at once, so
+ * there this test cannot catch the bug coming back.
  */
 #define AT_ONCE 12
 #define ROUNDS 20
