@@ -72,9 +72,11 @@ test:
 		--also "$(TEST_LABS_RUN)" --report "$(TEST_LABS_REPORT)" $(TEST_EXTRAS)
 
 # Where auto picks User-Mode Linux, the QEMU VM (the path of Apple Silicon
-# and of hosts where UML does not run) still gets one boot: a smoke run.
-TEST_EXTRAS += --extra "the QEMU VM path: a smoke run in one boot" \
-	"vm/run-rdma --mode vm -- $(BUILD)/tests/rdma/test_smoke"
+# and of hosts where UML does not run) still gets one boot: a smoke run, and
+# the receiver's race between its two event channels, which only two CPUs
+# show (UML has one).
+TEST_EXTRAS += --extra "the QEMU VM path: a smoke run and the receiver's step race, one boot" \
+	"vm/run-rdma --mode vm -- sh -c '$(BUILD)/tests/rdma/test_smoke && $(BUILD)/tests/rdma/test_receiver_steps'"
 TEST_EXTRAS += --extra "vm/uml-run: status, output, shares, timeout, a dying guest, --host-uid" \
 	"tests/vm/test-uml-run"
 
