@@ -22,6 +22,13 @@ enum lab4_transport {
 	LAB4_SRD = 1,
 };
 
+/* How the sender waits for its completions (wait.c, step 5; --wait). */
+enum lab4_wait {
+	LAB4_WAIT_BUSY = 0,     /* poll in a loop: sees a completion at once, spends a whole CPU */
+	LAB4_WAIT_EVENT = 1,    /* sleep on the completion channel whenever the CQ is empty */
+	LAB4_WAIT_ADAPTIVE = 2, /* poll for spin_us, then sleep as EVENT does (the default) */
+};
+
 /* The file being sent, mapped read-only (file.c). */
 struct lab4_file {
 	const char *path;
@@ -36,7 +43,7 @@ struct lab4_sender {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *comp; /* wakes the sender when a write completes */
-	struct ibv_cq *cq;             /* send completions: a plain CQ, armed on comp */
+	struct ibv_cq *cq;             /* send completions: a plain CQ, armed only to sleep */
 	struct ibv_qp *qp;             /* RC (or SRD), made with ibv_create_qp_ex() */
 	struct ibv_qp_ex *qpx;         /* the same QP, for ibv_wr_*() (step 2) */
 	struct ibv_mr *mr;             /* the file, access 0; NULL for 0 bytes */
@@ -51,6 +58,8 @@ struct lab4_sender {
 	uint32_t window;               /* most writes posted and not known complete */
 	uint32_t signal_every;         /* k: ask for a completion on every k-th write */
 	int timeout_ms;                /* longest wait for any one completion */
+	enum lab4_wait wait;           /* how lab4_poll_sends() waits */
+	uint32_t spin_us;              /* adaptive: how long to poll before sleeping */
 	/* Step 1 keeps these two up to date. */
 	uint32_t posted;    /* chunks posted so far: 0, 1, 2 ... in order */
 	uint32_t completed; /* chunks known complete: every one before a signaled completion */
@@ -152,13 +161,35 @@ struct lab4_ud_peer {
 #define LAB4_MAX_WINDOW 256           /* the send queue's depth */
 #define LAB4_MAX_CHUNK (1U << 30)
 #define LAB4_MAX_FILE (1ULL << 32) /* the receiver holds the file in memory */
-#define LAB4_RECV_DEPTH 512        /* receives kept posted (each chunk takes one) */
-#define LAB4_POLL_BATCH 32         /* completions taken at once */
-#define LAB4_TIMEOUT_MS 30000      /* default longest wait (--timeout) */
-#define LAB4_QKEY 0x11111111       /* UD and SRD: the Q_Key both sides agree on */
-#define LAB4_GRH_LEN 40            /* a UD receive starts with this many GRH bytes */
-#define LAB4_UD_SLOTS 16           /* UD receives kept posted */
-#define LAB4_EFA_VENDOR_ID 0x1d0f  /* Amazon: ibv_device_attr.vendor_id of EFA */
+/*
+ * Receives posted at the start (each chunk takes one): a file of up to this
+ * many chunks (4 GiB in 1 MiB chunks) needs none posted again, so the
+ * receiver has nothing urgent to do while the chunks land.
+ */
+#define LAB4_RECV_DEPTH 4096
+/*
+ * serve receives and hashes at this nice value, the lowest priority. With a
+ * CPU to spare it changes nothing. Where the hashing and rxe's work share one
+ * CPU (User-Mode Linux), the transfer comes first and the hash fills the gaps
+ * (docs/lab4.md#speed: the transfer phase took half the time).
+ */
+#define LAB4_RECEIVER_NICE 19
+#define LAB4_POLL_BATCH 32 /* completions taken at once */
+/*
+ * Adaptive wait: poll this long before sleeping. About what one sleep and
+ * wake-up costs here (arm, sleep, event, acknowledge: 40 to 100 us measured
+ * under rxe, see docs/lab4.md#step-5): a completion due sooner is cheaper to
+ * poll for, a later one cheaper to sleep for, and spinning this long first
+ * never costs more than twice the better choice. Short enough that a
+ * one-CPU machine (UML) is not kept from rxe's work for long.
+ */
+#define LAB4_SPIN_BUDGET_US 50
+#define LAB4_SPIN_CHECK 64        /* empty polls between two reads of the clock */
+#define LAB4_TIMEOUT_MS 30000     /* default longest wait (--timeout) */
+#define LAB4_QKEY 0x11111111      /* UD and SRD: the Q_Key both sides agree on */
+#define LAB4_GRH_LEN 40           /* a UD receive starts with this many GRH bytes */
+#define LAB4_UD_SLOTS 16          /* UD receives kept posted */
+#define LAB4_EFA_VENDOR_ID 0x1d0f /* Amazon: ibv_device_attr.vendor_id of EFA */
 
 /* file.c: the file to send (given) */
 int lab4_open_file(struct lab4_file *f, const char *path);
@@ -168,6 +199,7 @@ void lab4_sha256_hex(const uint8_t sha256[32], char hex[65]);
 uint32_t lab4_nchunks(uint64_t size, uint32_t chunk);
 uint32_t lab4_chunk_len(uint64_t size, uint32_t chunk, uint32_t index);
 int64_t lab4_now_ms(void);
+int64_t lab4_now_us(void);
 
 /* setup.c: devices, QPs, buffers, connection (given) */
 struct ibv_qp *lab4_create_qp(struct ibv_pd *pd, struct ibv_cq *send_cq, struct ibv_cq *recv_cq,
@@ -185,7 +217,6 @@ int lab4_receiver_connect(struct lab4_receiver *r, uint8_t port, int gid_index,
 void lab4_receiver_close(struct lab4_receiver *r);
 int lab4_post_recvs(struct lab4_receiver *r, uint32_t n);
 int lab4_wait_arrivals(struct lab4_receiver *r);
-int lab4_wait_sends(struct lab4_sender *s);
 
 /* wire.c: the TCP messages before and after the transfer (given) */
 int lab4_send_hello(int fd, const struct lab4_hello *h, int timeout_ms);
@@ -216,6 +247,16 @@ int lab4_ud_open(struct lab4_ud *u, struct ibv_context *ctx, uint8_t port, int g
 void lab4_ud_close(struct lab4_ud *u);
 int lab4_ud_post_recv(struct lab4_ud *u, int slot);
 uint8_t *lab4_ud_slot(struct lab4_ud *u, int slot);
+
+/* wait.c: step 5, and the strategies around it (busy given) */
+const char *lab4_wait_name(enum lab4_wait wait);
+int lab4_wait_parse(const char *name, enum lab4_wait *out);
+int lab4_spin_sends(struct lab4_sender *s, struct ibv_wc *wc, int max, int64_t until_us);
+int lab4_sleep_sends(struct lab4_sender *s, int64_t deadline_ms);
+int lab4_poll_busy(struct lab4_sender *s, struct ibv_wc *wc, int max);
+int lab4_poll_event(struct lab4_sender *s, struct ibv_wc *wc, int max);
+int lab4_poll_adaptive(struct lab4_sender *s, struct ibv_wc *wc, int max);
+int lab4_poll_sends(struct lab4_sender *s, struct ibv_wc *wc, int max);
 
 /* transport.c: step 4 */
 int lab4_check_transport(struct ibv_context *ctx, enum lab4_transport transport);

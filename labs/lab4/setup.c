@@ -83,8 +83,9 @@ int lab4_qp_connect(struct ibv_qp *qp, uint8_t port, int gid_index, enum lab4_tr
 }
 
 /*
- * The PD, a CQ on a completion channel (armed), the QP and the file's MR
- * (access 0: the NIC only reads it).
+ * The PD, a CQ on a completion channel (not armed: lab4_poll_sends() arms it
+ * when it is about to sleep), the QP and the file's MR (access 0: the NIC
+ * only reads it).
  */
 int lab4_sender_open(struct lab4_sender *s, struct ibv_context *ctx, const struct lab4_file *f,
 		     enum lab4_transport transport)
@@ -97,6 +98,8 @@ int lab4_sender_open(struct lab4_sender *s, struct ibv_context *ctx, const struc
 		.window = LAB4_DEFAULT_WINDOW,
 		.signal_every = LAB4_DEFAULT_SIGNAL,
 		.timeout_ms = LAB4_TIMEOUT_MS,
+		.wait = LAB4_WAIT_ADAPTIVE,
+		.spin_us = LAB4_SPIN_BUDGET_US,
 	};
 	s->pd = rl_alloc_pd(ctx);
 	if (!s->pd)
@@ -105,7 +108,7 @@ int lab4_sender_open(struct lab4_sender *s, struct ibv_context *ctx, const struc
 	if (!s->comp)
 		goto clean;
 	s->cq = rl_create_cq(ctx, LAB4_MAX_WINDOW + 1, s->comp);
-	if (!s->cq || rl_req_notify_cq(s->cq))
+	if (!s->cq)
 		goto clean;
 	s->qp = lab4_create_qp(s->pd, s->cq, s->cq, LAB4_MAX_WINDOW, 1, transport);
 	if (!s->qp)
@@ -346,33 +349,4 @@ int lab4_wait_arrivals(struct lab4_receiver *r)
 	}
 	rl_err("the sender sent TCP bytes during the transfer: that is not the protocol");
 	return -EPROTO;
-}
-
-/*
- * Sleep until s's CQ raises an event (then acknowledge it and arm the CQ
- * again), or s->timeout_ms pass. As lab4_wait_arrivals(): call it only
- * after a poll found nothing. Sleeping instead of polling in a loop leaves
- * the CPU to whoever moves the bytes: on rxe, that is the kernel.
- */
-int lab4_wait_sends(struct lab4_sender *s)
-{
-	struct pollfd pfd = { .fd = s->comp->fd, .events = POLLIN };
-	struct ibv_cq *cq;
-	void *context;
-	int n;
-
-	n = poll(&pfd, 1, s->timeout_ms);
-	if (n < 0 && errno == EINTR)
-		return 0;
-	if (n < 0)
-		return rl_fail("poll", errno, "on the sender's completion channel");
-	if (n == 0) {
-		rl_err("timed out: no write completed for %d ms (%u of %u chunks done)",
-		       s->timeout_ms, s->completed, s->nchunks);
-		return -ETIMEDOUT;
-	}
-	if (ibv_get_cq_event(s->comp, &cq, &context))
-		return rl_fail("ibv_get_cq_event", errno, "on the sender's channel");
-	ibv_ack_cq_events(cq, 1);
-	return rl_req_notify_cq(cq);
 }

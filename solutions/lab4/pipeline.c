@@ -7,15 +7,16 @@
  * Ask for a completion (signaled) on every s->signal_every-th chunk, on the
  * last chunk, and on the chunk that fills the window. A completion of chunk
  * I (its wr_id) means every chunk up to I is done: keep s->posted and
- * s->completed up to date. When a poll finds nothing, sleep in
- * lab4_wait_sends(). Returns 0 when every chunk completed; -EIO after a
- * failed completion; lab4_wait_sends()'s error (-ETIMEDOUT) otherwise.
+ * s->completed up to date. Take completions with lab4_poll_sends(), which
+ * waits for them as s->wait says (step 5). Returns 0 when every chunk
+ * completed; -EIO after a failed completion; lab4_poll_sends()'s error
+ * (-ETIMEDOUT) otherwise.
  */
 int lab4_pipeline(struct lab4_sender *s)
 {
 	/* BEGIN SOLUTION step 1
-	 * Loop: post while the window has room, then ibv_poll_cq() a batch (none:
-	 * lab4_wait_sends()) and move s->completed past each signaled chunk (wr_id
+	 * Loop: post while the window has room, then take a batch of completions
+	 * (lab4_poll_sends()) and move s->completed past each signaled chunk (wr_id
 	 * + 1). An unsignaled write completes silently: a later signaled one says so.
 	 * Read: man ibv_post_send (IBV_SEND_SIGNALED, sq_sig_all), man ibv_poll_cq.
 	 * stub: return rl_todo(1);
@@ -35,14 +36,9 @@ int lab4_pipeline(struct lab4_sender *s)
 				return ret;
 			s->posted++;
 		}
-		n = ibv_poll_cq(s->cq, LAB4_POLL_BATCH, wc);
+		n = lab4_poll_sends(s, wc, LAB4_POLL_BATCH);
 		if (n < 0)
-			return rl_fail("ibv_poll_cq", EIO, "on the sender's CQ");
-		if (n == 0) {
-			ret = lab4_wait_sends(s);
-			if (ret)
-				return ret;
-		}
+			return n;
 		for (i = 0; i < n; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS)
 				return rl_fail_wc("RDMA WRITE WITH IMM", &wc[i]);

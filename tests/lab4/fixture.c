@@ -79,6 +79,8 @@ void fx_pair_open(struct fx_pair *p, uint64_t size, uint32_t chunk, bool flip_ha
 	p->s.nchunks = lab4_nchunks(size, chunk);
 	p->s.timeout_ms = FX_TIMEOUT_MS;
 	p->s.post = fx_ref_post;
+	/* The given busy wait: steps 1 and 2 are graded without step 5's waits. */
+	p->s.wait = LAB4_WAIT_BUSY;
 }
 
 void fx_pair_close(struct fx_pair *p)

@@ -36,7 +36,10 @@ struct fx_log {
 extern struct fx_log fx_log;
 
 struct ibv_context *fx_open_ctx(void);
-/* Make and connect P; FLIP_HASH announces a hash that differs from the bytes'. */
+/*
+ * Make and connect P; FLIP_HASH announces a hash that differs from the bytes'.
+ * The sender posts with fx_ref_post() and waits busy (lab4_poll_busy, given).
+ */
 void fx_pair_open(struct fx_pair *p, uint64_t size, uint32_t chunk, bool flip_hash);
 void fx_pair_close(struct fx_pair *p);
 /* The test's own post: RDMA WRITE WITH IMM through ibv_post_send, logged in fx_log. */

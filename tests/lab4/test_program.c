@@ -1,7 +1,7 @@
 /*
  * test_program.c: the lab4 program as a whole: serve and send, run as child
  * processes, print the contract lines, and say "receiver bad" with exit 1
- * when the announced hash differs.
+ * when the announced hash differs (step 2); send with each wait (step 5).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,14 +9,28 @@
 
 #include "fixture.h"
 
-/* Serve and send a file of SIZE bytes with EXTRA send options; both runs into SERVE, SEND. */
-static void transfer(uint64_t size, const char *extra, struct fx_run *serve, struct fx_run *send)
+/*
+ * Serve and send a file of SIZE bytes, the sender waiting as WAIT says (NULL:
+ * its default) with EXTRA send options (NULL: none); both runs into SERVE, SEND.
+ */
+static void transfer(uint64_t size, const char *wait, const char *extra, struct fx_run *serve,
+		     struct fx_run *send)
 {
 	char port[16], path[64];
 	const char *serve_args[] = { "serve", "-p", port, "--timeout", "30", NULL };
-	const char *send_args[] = { "send",         "-p",      port,  "--timeout",
-				    "30",           "--chunk", "64K", extra ? extra : "-v",
-				    rl_test_addr(), path,      NULL };
+	const char *send_args[] = { "send",
+				    "-p",
+				    port,
+				    "--timeout",
+				    "30",
+				    "--chunk",
+				    "64K",
+				    wait ? "--wait" : "-v",
+				    wait ? wait : "-v",
+				    extra ? extra : "-v",
+				    rl_test_addr(),
+				    path,
+				    NULL };
 	int pid;
 
 	snprintf(port, sizeof(port), "%u", rl_test_free_port());
@@ -27,35 +41,43 @@ static void transfer(uint64_t size, const char *extra, struct fx_run *serve, str
 	unlink(path);
 }
 
+/* SEND printed the contract line for SIZE bytes in 64 KiB chunks, receiver good. */
+static void says_sent_and_good(uint64_t size, const char *how, const struct fx_run *serve,
+			       const struct fx_run *send)
+{
+	unsigned long long n;
+	unsigned chunks;
+	double h, t, c, s;
+	char verdict[16];
+
+	ck_assert_msg(send->status == 0, "%llu bytes, %s: expected send to exit 0, got %d:\n%s%s",
+		      (unsigned long long)size, how, send->status, send->out, send->err);
+	ck_assert_msg(
+		sscanf(send->out,
+		       "lab4: sent %llu bytes in %u chunks: hash %lf s, transfer %lf s, cpu %lf "
+		       "s, total %lf s, receiver %15s",
+		       &n, &chunks, &h, &t, &c, &s, verdict) == 7,
+		"%s: expected the contract line, got:\n%s", how, send->out);
+	ck_assert_msg(n == size && chunks == lab4_nchunks(size, 65536) &&
+			      !strcmp(verdict, "good") && t <= s && c >= 0,
+		      "%llu bytes, %s: expected %llu bytes in %u chunks, receiver good, got:\n%s",
+		      (unsigned long long)size, how, (unsigned long long)size,
+		      lab4_nchunks(size, 65536), send->out);
+	ck_assert_msg(serve->status == 0 && strstr(serve->out, "good"),
+		      "%llu bytes, %s: expected serve to exit 0 saying good, got %d:\n%s%s",
+		      (unsigned long long)size, how, serve->status, serve->out, serve->err);
+}
+
 START_TEST(send_prints_the_contract_line_and_receiver_good)
 {
 	static const uint64_t sizes[] = { 0, 1, (3 << 20) + 5 };
 	struct fx_run serve, send;
-	unsigned long long n;
-	unsigned chunks;
-	double h, t, s;
-	char verdict[16];
 	size_t i;
 
+	/* The given busy wait: this step does not depend on step 5. */
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		transfer(sizes[i], NULL, &serve, &send);
-		ck_assert_msg(send.status == 0,
-			      "%llu bytes: expected send to exit 0, got %d:\n%s%s",
-			      (unsigned long long)sizes[i], send.status, send.out, send.err);
-		ck_assert_msg(sscanf(send.out,
-				     "lab4: sent %llu bytes in %u chunks: hash %lf s, transfer %lf "
-				     "s, total %lf s, receiver %15s",
-				     &n, &chunks, &h, &t, &s, verdict) == 6,
-			      "expected the contract line, got:\n%s", send.out);
-		ck_assert_msg(
-			n == sizes[i] && chunks == lab4_nchunks(sizes[i], 65536) &&
-				!strcmp(verdict, "good") && t <= s,
-			"%llu bytes: expected %llu bytes in %u chunks, receiver good, got:\n%s",
-			(unsigned long long)sizes[i], (unsigned long long)sizes[i],
-			lab4_nchunks(sizes[i], 65536), send.out);
-		ck_assert_msg(serve.status == 0 && strstr(serve.out, "good"),
-			      "%llu bytes: expected serve to exit 0 saying good, got %d:\n%s%s",
-			      (unsigned long long)sizes[i], serve.status, serve.out, serve.err);
+		transfer(sizes[i], "busy", NULL, &serve, &send);
+		says_sent_and_good(sizes[i], "--wait busy", &serve, &send);
 	}
 }
 END_TEST
@@ -64,7 +86,7 @@ START_TEST(send_says_receiver_bad_and_exits_1_when_the_hash_differs)
 {
 	struct fx_run serve, send;
 
-	transfer(100000, "--fault-bad-hash", &serve, &send);
+	transfer(100000, "busy", "--fault-bad-hash", &serve, &send);
 	ck_assert_msg(send.status == 1 && strstr(send.out, "receiver bad"),
 		      "expected exit 1 and \"receiver bad\", got %d:\n%s%s", send.status, send.out,
 		      send.err);
@@ -73,14 +95,33 @@ START_TEST(send_says_receiver_bad_and_exits_1_when_the_hash_differs)
 }
 END_TEST
 
+START_TEST(send_delivers_the_file_with_every_wait_strategy)
+{
+	static const char *const waits[] = { "event", "adaptive", NULL };
+	const uint64_t size = (3 << 20) + 5;
+	struct fx_run serve, send;
+	size_t i;
+
+	/* NULL: no --wait at all, the default (adaptive). */
+	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+		transfer(size, waits[i], NULL, &serve, &send);
+		says_sent_and_good(size, waits[i] ? waits[i] : "the default wait", &serve, &send);
+	}
+}
+END_TEST
+
 Suite *rl_test_suite(void)
 {
 	Suite *s = suite_create("lab4 program");
 	TCase *tc = tcase_create("step2");
+	TCase *tc5 = tcase_create("step5");
 
 	tcase_add_test(tc, send_prints_the_contract_line_and_receiver_good);
 	tcase_add_test(tc, send_says_receiver_bad_and_exits_1_when_the_hash_differs);
 	tcase_set_timeout(tc, RL_TEST_TIMEOUT_RDMA);
 	suite_add_tcase(s, tc);
+	tcase_add_test(tc5, send_delivers_the_file_with_every_wait_strategy);
+	tcase_set_timeout(tc5, RL_TEST_TIMEOUT_RDMA);
+	suite_add_tcase(s, tc5);
 	return s;
 }
