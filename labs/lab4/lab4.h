@@ -164,16 +164,10 @@ struct lab4_ud_peer {
 /*
  * Receives posted at the start (each chunk takes one): a file of up to this
  * many chunks (4 GiB in 1 MiB chunks) needs none posted again, so the
- * receiver has nothing urgent to do while the chunks land.
+ * receiver, which hashes at the lowest priority (main.c), has nothing
+ * urgent to do while the chunks land.
  */
 #define LAB4_RECV_DEPTH 4096
-/*
- * serve receives and hashes at this nice value, the lowest priority. With a
- * CPU to spare it changes nothing. Where the hashing and rxe's work share one
- * CPU (User-Mode Linux), the transfer comes first and the hash fills the gaps
- * (docs/lab4.md#speed: the transfer phase took half the time).
- */
-#define LAB4_RECEIVER_NICE 19
 #define LAB4_POLL_BATCH 32 /* completions taken at once */
 /*
  * Adaptive wait: poll this long before sleeping. About what one sleep and

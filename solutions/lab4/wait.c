@@ -111,8 +111,9 @@ int lab4_sleep_sends(struct lab4_sender *s, int64_t deadline_ms)
 int lab4_poll_event(struct lab4_sender *s, struct ibv_wc *wc, int max)
 {
 	/* BEGIN SOLUTION step 5
-	 * Loop: poll; none: arm the CQ (rl_req_notify_cq), poll AGAIN (a completion
-	 * that landed before the arm raises no event), none: lab4_sleep_sends().
+	 * One deadline (lab4_now_ms() + s->timeout_ms), then loop: poll; none: arm the
+	 * CQ (rl_req_notify_cq), poll AGAIN (a completion that landed before the arm
+	 * raises no event); none: lab4_sleep_sends(s, deadline).
 	 * Read: man ibv_req_notify_cq, man ibv_get_cq_event (its example).
 	 * stub: return rl_todo(5);
 	 */
