@@ -1,18 +1,22 @@
 # bench.mk: make bench, the throughput benchmark (see docs/bench.md). The
-# Lab 3 and Lab 4 reference senders, ib_write_bw and ib_write_lat, in one run
-# where RDMA works (a native device, else one boot of the Soft-RoCE VM); then
-# the table, build/bench/bench.csv and build/bench/bench.png.
+# Lab 3 sender, the Lab 4 sender under each of its waits (busy, event,
+# adaptive), ib_write_bw and ib_write_lat, in one run where RDMA works (a
+# native device, else one boot of User-Mode Linux or of the QEMU VM); then
+# the table, build/bench/bench.csv and build/bench/bench.png, naming the
+# backend and the load.
 #
 #   make bench                         files of 1, 4, 16, 64 and 256 MiB
-#   make bench BENCH_SIZES="1 4"       other sizes, in MiB
+#   make bench BENCH_SIZES="64 256"    other sizes, in MiB
+#   make bench BENCH_LOAD=2            with 2 CPU-bound host processes running
 
 BENCH_SIZES ?= 1 4 16 64 256
+BENCH_LOAD ?= 0
 
 .PHONY: bench
 bench:
 	@scripts/deps ensure
 	@$(MAKE) --no-print-directory build
-	@scripts/bench --mode $(RDMA_MODE) --sizes "$(BENCH_SIZES)"
+	@BENCH_LOAD=$(BENCH_LOAD) scripts/bench --mode $(RDMA_MODE) --sizes "$(BENCH_SIZES)"
 
 # make test: the benchmark runs and draws its plot, on small files and one
 # round (the figures come from make bench itself; the 90% target is not
