@@ -6,6 +6,8 @@
 #   make labs                      build every lab program, stubs and solutions
 #   make check LAB=N [SOL=1] [STEP=k]
 #                                  grade lab N (labs/, or solutions/ with SOL=1)
+#   make watch LAB=N [SOL=1] [STEP=k]
+#                                  make check again at each save of the lab
 #   make check-labs                for CI: solutions pass, every stub test fails
 #
 # A student handout (make handout) has labs/ but no solutions/: the labs are
@@ -46,7 +48,7 @@ $$($(1)_lab$(2)_PROG): $(BUILD)/$(1)/lab$(2)/main.o $$($(1)_lab$(2)_OBJS) $$(FW_
 endef
 $(foreach tree,$(LAB_TREES),$(foreach n,$(LABS),$(eval $(call lab_rules,$(tree),$(n)))))
 
-.PHONY: stubs stubs-check labs check check-labs check-labs-report
+.PHONY: stubs stubs-check labs check watch check-labs check-labs-report
 .SECONDARY:
 
 ifeq ($(HAVE_SOLUTIONS),yes)
@@ -79,6 +81,9 @@ check:
 		--tap $(CHECK_DIR) $($(CHECK_TREE)_lab$(LAB)_TESTS) || true
 	@scripts/lab-check report $(if $(STEP),--step $(STEP)) --lab $(LAB) --from $(CHECK_TREE) \
 		tests/lab$(LAB)/rubric $(CHECK_DIR)
+
+watch:
+	@scripts/watch "$(LAB)" "$(STEP)" $(CHECK_TREE)
 
 # For CI: labs/ is what solutions/ generate; with the solutions every test
 # passes; on the untouched stubs every test fails. One run for all labs
