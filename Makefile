@@ -6,7 +6,11 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 CC       ?= cc
-CFLAGS   ?= -O2 -g
+CFLAGS   ?= -O2
+# Debug info, frame pointers and no tail calls (which drop the caller's
+# frame) in everything, the labs included, so that a crash report, gdb and
+# perf show each function on the way with its line (see docs/debugging.md).
+CFLAGS   += -g -fno-omit-frame-pointer -fno-optimize-sibling-calls
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -MMD -MP
 CPPFLAGS += -Iframework $(PKG_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -lpthread
