@@ -66,9 +66,12 @@ START_TEST(init_grants_the_peer_remote_write)
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr attr;
 	struct qps q;
+	int ret;
 
 	make_qps(&q);
-	ck_assert_int_eq(lab1_qp_to_init(q.qp, rl_test_ib_port()), 0);
+	ret = lab1_qp_to_init(q.qp, rl_test_ib_port());
+	ck_assert_msg(ret == 0, "expected lab1_qp_to_init to return 0, got %d (%s)", ret,
+		      strerror(-ret));
 	fx_query(q.qp, &attr, &init);
 	ck_assert_msg(attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE,
 		      "expected IBV_ACCESS_REMOTE_WRITE in qp_access_flags, got 0x%x",
