@@ -1,22 +1,57 @@
 # grader.mk: the automatic grader (grader/, docs/instructor.md).
 #
 #   make grade [LAB=N]     grade your own labs/ with the grader (as in class)
+#   make grader-kit        what the grader builds in the kit before any lab
 #   make grade-bench       time the grader on a class of 50 (GRADE_BENCH_N)
 #   make grade-samples     grade the sample submissions in tests/grader and
 #                          check each gets its expected score (make test runs it)
 
-GRADE_OUT ?= grade-results
+GRADE_OUT  ?= grade-results
+GRADE_NAME := $(or $(USER),me)
 
 # make test: the samples, with the kit's solutions (a handout has neither).
 TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: the sample submissions get their expected scores" \
 	"tests/grader/run-samples --mode $(RDMA_MODE)")
+# make test: lab-check's table and the grader's report keep a message of
+# many lines (a program's output), and make grade on a lab that does not
+# compile: on this machine, no RDMA (a handout has no tests/grader).
+TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: messages of many lines reach the table and the report (bounded)" \
+	"tests/grader/test-messages")
+TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: make grade LAB=0 with a Lab 1 that does not compile" \
+	"tests/grader/test-make-grade")
 
-.PHONY: grade grade-samples
+.PHONY: grade grade-samples grader-kit
 
-grade: build
-	@grader/rdmalab-grade --mode $(RDMA_MODE) --name $(or $(USER),me) -o $(GRADE_OUT) \
-		$(if $(LAB),--lab $(LAB)) .
-	@echo "grade: your report is $(GRADE_OUT)/$(or $(USER),me)/report.txt"
+# What make grade grades, for the report's "from:" line: the commit of this
+# checkout and whether labs/ differs from it (nothing outside git: the
+# report then lists the files taken).
+GRADE_COMMIT = $(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] && \
+	git rev-parse --short HEAD 2>/dev/null)
+GRADE_SOURCE = $(if $(GRADE_COMMIT),commit $(GRADE_COMMIT)$(if \
+	$(shell git status --porcelain labs/ 2>/dev/null), (with uncommitted changes in labs/)))
+
+# make grade builds nothing first: the grader builds what it needs itself
+# (grader-kit), then each lab of labs/ on its own, so a lab that does not
+# compile costs that lab only. Its last line says whether the report is of
+# this run: an infrastructure failure keeps an earlier report (publish() in
+# grader/rdmalab-grade puts the reason and the time at its top).
+grade:
+	@status=0; grader/rdmalab-grade --mode $(RDMA_MODE) --name $(GRADE_NAME) -o $(GRADE_OUT) \
+		--source "$(GRADE_SOURCE)" $(if $(LAB),--lab $(LAB)) . || status=$$?; \
+	report=$(GRADE_OUT)/$(GRADE_NAME)/report.txt; \
+	made=$$(sed -n 's/^made: *//p' $$report 2>/dev/null | head -n 1); \
+	graded=$$(sed -n 's/^graded: *//p' $$report 2>/dev/null | head -n 1); \
+	if [ $$status = 0 ]; then \
+		echo "grade: graded now ($$made): $$graded; your report is $$report"; \
+	elif [ $$status = 1 ] && [ -f $$report ]; then \
+		why=$$(sed -n '1s/^NOT GRADED at [^ ]*: //p; 1s/^[^ ]*: UNGRADABLE: //p' $$report); \
+		echo "grade: NOT graded now: $$why; the report shown, $$report, is from $${made:-an earlier run}"; \
+	fi; exit $$status
+
+# What grader/rdmalab-grade builds in the kit before any lab: the receiver
+# and the libraries the step tests link (Lab 3's link the receiver's).
+grader-kit:
+	@$(MAKE) --no-print-directory $(RECEIVER_BIN) $(FW_LIB) $(HARNESS_OBJ) $(LAB3_LINK)
 
 grade-samples: build
 	@tests/grader/run-samples --mode $(RDMA_MODE)
