@@ -238,8 +238,13 @@ void fx_ud_open(struct lab4_ud *u, struct ibv_context *ctx)
 	ck_assert_int_eq(ibv_modify_qp(u->qp, &a, IBV_QP_STATE), 0);
 	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS };
 	ck_assert_int_eq(ibv_modify_qp(u->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-	for (i = 0; i < LAB4_UD_SLOTS; i++)
-		ck_assert_int_eq(lab4_ud_post_recv(u, i), 0);
+	for (i = 0; i < LAB4_UD_SLOTS; i++) {
+		int ret = lab4_ud_post_recv(u, i);
+
+		ck_assert_msg(ret == 0,
+			      "expected lab4_ud_post_recv(slot %d) to return 0, got %d (%s)", i,
+			      ret, strerror(-ret));
+	}
 }
 
 static void fx_path(const char *tag, const char *what, char *buf, size_t size)
