@@ -27,8 +27,10 @@ FW_OBJS  := $(FW_SRCS:%.c=$(BUILD)/%.o)
 FW_LIB   := $(BUILD)/lib/librdmalab.a
 
 # Check suites: tests/unit runs on the host, tests/rdma needs a device.
-# Each test_*.c is one program, linked with the shared harness.
-HARNESS_OBJ := $(BUILD)/tests/harness.o
+# Each test_*.c is one program, linked with the shared harness and its
+# main(). A lab's graded tests are one program, with the graded runner's.
+HARNESS_OBJ := $(BUILD)/tests/harness.o $(BUILD)/tests/main.o
+GRADED_OBJ  := $(BUILD)/tests/harness.o $(BUILD)/tests/graded.o
 UNIT_TESTS  := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/unit/test_*.c))
 RDMA_TESTS  := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/rdma/test_*.c))
 

@@ -1,5 +1,5 @@
 # labs.mk: the labs. Stubs generated from solutions/, lab programs, and the
-# step tests graded by each lab's rubric (see docs/labs-howto.md).
+# graded step tests (RL_TEST in tests/labN/test_*.c, see docs/labs-howto.md).
 #
 #   make stubs                     regenerate labs/ from solutions/
 #   make stubs-check               fail when the committed labs/ is stale
@@ -24,12 +24,13 @@ NO_SOLUTIONS := no solutions/ in a student handout: nothing to check
 LAB_CFLAGS := -Wno-unused-parameter
 
 
-# lab_rules TREE N: the objects, program and test programs of lab N in TREE.
-# Every tests/labN/*.c that is not a test_*.c is a helper linked into each test.
+# lab_rules TREE N: the objects, program and test program of lab N in TREE.
+# The test program, tests/steps, links every tests/labN/*.c: the test_*.c
+# declare the graded tests (RL_TEST), the others are their helpers.
 define lab_rules
 $(1)_lab$(2)_OBJS := $$(patsubst %.c,$(BUILD)/%.o,$$(filter-out $(1)/lab$(2)/main.c,$$(wildcard $(1)/lab$(2)/*.c)))
-$(1)_lab$(2)_HELPERS := $$(patsubst tests/lab$(2)/%.c,$(BUILD)/$(1)/lab$(2)/tests/%.o,$$(filter-out tests/lab$(2)/test_%.c,$$(wildcard tests/lab$(2)/*.c)))
-$(1)_lab$(2)_TESTS := $$(patsubst tests/lab$(2)/%.c,$(BUILD)/$(1)/lab$(2)/tests/%,$$(wildcard tests/lab$(2)/test_*.c))
+$(1)_lab$(2)_TEST_OBJS := $$(patsubst tests/lab$(2)/%.c,$(BUILD)/$(1)/lab$(2)/tests/%.o,$$(wildcard tests/lab$(2)/*.c))
+$(1)_lab$(2)_TESTS := $(BUILD)/$(1)/lab$(2)/tests/steps
 $(1)_lab$(2)_PROG := $(BUILD)/$(1)/lab$(2)/lab$(2)
 
 $(BUILD)/$(1)/lab$(2)/%.o: $(1)/lab$(2)/%.c
@@ -40,13 +41,24 @@ $(BUILD)/$(1)/lab$(2)/tests/%.o: tests/lab$(2)/%.c
 	@mkdir -p $$(@D)
 	$$(CC) $$(CPPFLAGS) -I$(1)/lab$(2) $$(CFLAGS) -c -o $$@ $$<
 
-$$($(1)_lab$(2)_TESTS): %: %.o $$($(1)_lab$(2)_HELPERS) $$($(1)_lab$(2)_OBJS) $$(HARNESS_OBJ) $$(FW_LIB)
+$$($(1)_lab$(2)_TESTS): $$($(1)_lab$(2)_TEST_OBJS) $$($(1)_lab$(2)_OBJS) $$(GRADED_OBJ) $$(FW_LIB)
 	$$(CC) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
+
 
 $$($(1)_lab$(2)_PROG): $(BUILD)/$(1)/lab$(2)/main.o $$($(1)_lab$(2)_OBJS) $$(FW_LIB)
 	$$(CC) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
 $(foreach tree,$(LAB_TREES),$(foreach n,$(LABS),$(eval $(call lab_rules,$(tree),$(n)))))
+
+# The rubric of lab N: its tests and points, read from their declarations
+# (the same as `steps --rubric` prints, checked by check-labs-report).
+LAB_RUBRIC = $(BUILD)/rubric/lab$(1)
+define rubric_rule
+$(call LAB_RUBRIC,$(1)): scripts/rubric $(wildcard tests/lab$(1)/test_*.c)
+	@mkdir -p $$(@D)
+	@scripts/rubric $(1) >$$@.tmp && mv $$@.tmp $$@
+endef
+$(foreach n,$(LABS),$(eval $(call rubric_rule,$(n))))
 
 .PHONY: stubs stubs-check labs check watch check-labs check-labs-report
 .SECONDARY:
@@ -62,7 +74,8 @@ stubs stubs-check:
 	@echo "$(NO_SOLUTIONS)"
 endif
 
-labs: $(foreach tree,$(LAB_TREES),$(foreach n,$(LABS),$($(tree)_lab$(n)_PROG) $($(tree)_lab$(n)_TESTS)))
+labs: $(foreach tree,$(LAB_TREES),$(foreach n,$(LABS),$($(tree)_lab$(n)_PROG) $($(tree)_lab$(n)_TESTS))) \
+	$(foreach n,$(LABS),$(call LAB_RUBRIC,$(n)))
 
 # `make` builds the lab programs and their tests too.
 build: labs
@@ -76,11 +89,12 @@ check:
 		echo "usage: make check LAB=N [SOL=1] [STEP=k]   (labs: $(LABS))" >&2; exit 2; fi
 	@if [ ! -d $(CHECK_TREE)/lab$(LAB) ]; then \
 		echo "make check: no $(CHECK_TREE)/lab$(LAB) here$(if $(HAVE_SOLUTIONS),, (SOL=1 needs solutions/, which a student handout does not have))" >&2; exit 2; fi
-	@$(MAKE) --no-print-directory $($(CHECK_TREE)_lab$(LAB)_PROG) $($(CHECK_TREE)_lab$(LAB)_TESTS)
+	@$(MAKE) --no-print-directory $($(CHECK_TREE)_lab$(LAB)_PROG) $($(CHECK_TREE)_lab$(LAB)_TESTS) \
+		$(call LAB_RUBRIC,$(LAB))
 	@$(RUN_RDMA) -- scripts/lab-check run $(if $(STEP),--step $(STEP)) \
-		--tap $(CHECK_DIR) $($(CHECK_TREE)_lab$(LAB)_TESTS) || true
+		--dir $(CHECK_DIR) $($(CHECK_TREE)_lab$(LAB)_TESTS) || true
 	@scripts/lab-check report $(if $(STEP),--step $(STEP)) --lab $(LAB) --from $(CHECK_TREE) \
-		tests/lab$(LAB)/rubric $(CHECK_DIR)
+		$(call LAB_RUBRIC,$(LAB)) $(CHECK_DIR)
 
 watch:
 	@scripts/watch "$(LAB)" "$(STEP)" $(CHECK_TREE)
@@ -88,8 +102,9 @@ watch:
 # For CI: labs/ is what solutions/ generate; with the solutions every test
 # passes; on the untouched stubs every test fails. One run for all labs
 # (make test runs it in the same VM boot as the other RDMA tests).
+# On the stubs, every test runs (--all): none of them may pass.
 CHECK_LABS_RUN := scripts/lab-check run $(foreach tree,$(LAB_TREES),$(foreach n,$(LABS), \
-		--tap $(BUILD)/$(tree)/lab$(n)/results $($(tree)_lab$(n)_TESTS)))
+		$(if $(filter labs,$(tree)),--all) --dir $(BUILD)/$(tree)/lab$(n)/results $($(tree)_lab$(n)_TESTS)))
 
 # make test runs the stubs check, CHECK_LABS_RUN (in its VM boot) and the
 # check-labs report. In a handout it leaves the lab step tests out: they
@@ -106,9 +121,11 @@ check-labs: stubs-check labs
 
 check-labs-report:
 	@status=0; for n in $(LABS); do \
-		scripts/lab-check report --lab $$n --from solutions tests/lab$$n/rubric \
+		$(BUILD)/solutions/lab$$n/tests/steps --rubric | cmp -s - $(BUILD)/rubric/lab$$n || { status=1; \
+			echo "check-labs: Lab $$n: steps --rubric differs from scripts/rubric $$n: is an RL_TEST malformed?"; }; \
+		scripts/lab-check report --lab $$n --from solutions $(BUILD)/rubric/lab$$n \
 			$(BUILD)/solutions/lab$$n/results || status=1; echo; \
-		scripts/lab-check report --stubs --lab $$n --from labs tests/lab$$n/rubric \
+		scripts/lab-check report --stubs --lab $$n --from labs $(BUILD)/rubric/lab$$n \
 			$(BUILD)/labs/lab$$n/results || status=1; echo; \
 	done; \
 	if [ $$status = 0 ]; then echo "check-labs: all labs pass with solutions/ and fail on their stubs"; \

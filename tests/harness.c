@@ -1,4 +1,4 @@
-/* harness.c: main() for every Check test program, what the tests share, and crash reports. */
+/* harness.c: what every Check test program shares, and crash reports. */
 #define _GNU_SOURCE /* dl_iterate_phdr, _Fork */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -465,26 +465,16 @@ static void crash_install(void)
 }
 
 /*
- * Fork mode unless CK_FORK=no; CK_VERBOSITY and CK_XML_LOG_FILE_NAME are
- * read by Check itself. Exits non-zero when any test failed.
- *
- * What is set here holds in each test child too, since fork() copies it:
- * the crash handlers and their stack, and stdout left unbuffered. Unbuffered
- * rather than line-buffered, so that even a line cut short by the crash
- * ("connecting to 10.0.0.2... ") reaches the output; the tests print little,
- * and what they print stays in order with stderr in the one file lab-check
- * keeps (stderr is unbuffered already).
+ * What every test program does first. What is set here holds in each test
+ * child too, since fork() copies it: the crash handlers and their stack,
+ * and stdout left unbuffered. Unbuffered rather than line-buffered, so
+ * that even a line cut short by a crash ("connecting to 10.0.0.2... ")
+ * reaches the output; the tests print little, and what they print stays in
+ * order with stderr in the one file lab-check keeps (stderr is unbuffered
+ * already).
  */
-int main(void)
+void rl_harness_start(void)
 {
-	SRunner *sr;
-	int failed;
-
 	setvbuf(stdout, NULL, _IONBF, 0);
 	crash_install();
-	sr = srunner_create(rl_test_suite());
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -7,9 +7,42 @@
 
 /*
  * Each tests/{unit,rdma}/test_*.c defines this and nothing else global:
- * the harness's main() runs the suite it returns.
+ * tests/main.c runs the suite it returns.
  */
 Suite *rl_test_suite(void);
+
+/* Sets up what every test program needs: crash reports, unbuffered stdout. */
+void rl_harness_start(void);
+
+/*
+ * A lab's graded test declares its grade where its body is, in place of
+ * START_TEST:
+ *
+ *   RL_TEST(pick_breaks_ties_with_the_lowest_index, .step = 7, .points = 1)
+ *   {
+ *           ...
+ *   }
+ *   END_TEST
+ *
+ * and, when it is only worth running once an earlier step passed every
+ * test, `.needs = 6`. The lab's test program (tests/graded.c) collects these
+ * declarations from all of the lab's test files, runs them step by step and
+ * writes the results; nothing else lists the tests or their points.
+ */
+struct rl_graded {
+	const TTest *test;
+	int step;   /* make check LAB=N STEP=k runs the tests of step k */
+	int points; /* earned when the test passes */
+	int needs;  /* skipped, not run, when this earlier step failed; 0: none */
+};
+
+#define RL_TEST(name_, ...)                                                                        \
+	static void name_##_fn(int _i CK_ATTRIBUTE_UNUSED);                                        \
+	static const TTest name_##_ttest = { #name_, name_##_fn, __FILE__, __LINE__ };             \
+	static const struct rl_graded name_##_grade = { .test = &name_##_ttest, __VA_ARGS__ };     \
+	static const struct rl_graded *const name_##_entry                                         \
+		__attribute__((used, section("rl_graded"))) = &name_##_grade;                      \
+	static void name_##_fn(int _i CK_ATTRIBUTE_UNUSED)
 
 /*
  * Per-test timeout in seconds for hang detection only. Check multiplies it

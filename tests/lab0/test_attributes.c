@@ -33,7 +33,7 @@ static void expect_devinfo(const char *key, unsigned long long got)
 		      key, value, got);
 }
 
-START_TEST(device_limits_match_ibv_devinfo)
+RL_TEST(device_limits_match_ibv_devinfo, .step = 4, .points = 3)
 {
 	struct ibv_device_attr attr;
 
@@ -49,7 +49,7 @@ START_TEST(device_limits_match_ibv_devinfo)
 }
 END_TEST
 
-START_TEST(max_mr_size_matches_ibv_devinfo)
+RL_TEST(max_mr_size_matches_ibv_devinfo, .step = 4, .points = 1)
 {
 	struct ibv_device_attr attr;
 
@@ -58,7 +58,7 @@ START_TEST(max_mr_size_matches_ibv_devinfo)
 }
 END_TEST
 
-START_TEST(atomic_capability_matches_ibv_devinfo)
+RL_TEST(atomic_capability_matches_ibv_devinfo, .step = 4, .points = 1)
 {
 	struct ibv_device_attr attr;
 	char value[128];
@@ -70,7 +70,7 @@ START_TEST(atomic_capability_matches_ibv_devinfo)
 }
 END_TEST
 
-START_TEST(port_count_matches_sysfs)
+RL_TEST(port_count_matches_sysfs, .step = 4, .points = 1)
 {
 	struct ibv_device_attr attr;
 	char dir[256];
@@ -90,7 +90,7 @@ START_TEST(port_count_matches_sysfs)
 }
 END_TEST
 
-START_TEST(node_guid_matches_sysfs)
+RL_TEST(node_guid_matches_sysfs, .step = 4, .points = 1)
 {
 	struct ibv_device_attr attr;
 	char want[64], got[64];
@@ -128,7 +128,7 @@ static void expect_port_devinfo(const char *key, long got)
 		      key, value, got);
 }
 
-START_TEST(port_state_matches_sysfs)
+RL_TEST(port_state_matches_sysfs, .step = 5, .points = 1)
 {
 	struct ibv_port_attr attr;
 	char state[64];
@@ -140,7 +140,7 @@ START_TEST(port_state_matches_sysfs)
 }
 END_TEST
 
-START_TEST(link_layer_matches_sysfs)
+RL_TEST(link_layer_matches_sysfs, .step = 5, .points = 1)
 {
 	struct ibv_port_attr attr;
 	char layer[64];
@@ -155,7 +155,7 @@ START_TEST(link_layer_matches_sysfs)
 }
 END_TEST
 
-START_TEST(mtu_matches_ibv_devinfo)
+RL_TEST(mtu_matches_ibv_devinfo, .step = 5, .points = 1)
 {
 	struct ibv_port_attr attr;
 
@@ -165,7 +165,7 @@ START_TEST(mtu_matches_ibv_devinfo)
 }
 END_TEST
 
-START_TEST(width_and_speed_match_ibv_devinfo)
+RL_TEST(width_and_speed_match_ibv_devinfo, .step = 5, .points = 1)
 {
 	struct ibv_port_attr attr;
 
@@ -175,7 +175,7 @@ START_TEST(width_and_speed_match_ibv_devinfo)
 }
 END_TEST
 
-START_TEST(gid_table_length_matches_ibv_devinfo)
+RL_TEST(gid_table_length_matches_ibv_devinfo, .step = 5, .points = 1)
 {
 	struct ibv_port_attr attr;
 	char value[64];
@@ -186,28 +186,3 @@ START_TEST(gid_table_length_matches_ibv_devinfo)
 		      "gid_tbl_len: expected %s (ibv_devinfo), got %d", value, attr.gid_tbl_len);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab0 attributes");
-	TCase *step4 = tcase_create("step4");
-	TCase *step5 = tcase_create("step5");
-
-	tcase_add_test(step4, device_limits_match_ibv_devinfo);
-	tcase_add_test(step4, max_mr_size_matches_ibv_devinfo);
-	tcase_add_test(step4, atomic_capability_matches_ibv_devinfo);
-	tcase_add_test(step4, port_count_matches_sysfs);
-	tcase_add_test(step4, node_guid_matches_sysfs);
-
-	tcase_add_test(step5, port_state_matches_sysfs);
-	tcase_add_test(step5, link_layer_matches_sysfs);
-	tcase_add_test(step5, mtu_matches_ibv_devinfo);
-	tcase_add_test(step5, width_and_speed_match_ibv_devinfo);
-	tcase_add_test(step5, gid_table_length_matches_ibv_devinfo);
-
-	suite_add_tcase(s, step4);
-	suite_add_tcase(s, step5);
-	tcase_set_timeout(step4, RL_TEST_TIMEOUT_RDMA);
-	tcase_set_timeout(step5, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

@@ -8,7 +8,7 @@
 
 /* Step 1 */
 
-START_TEST(device_list_names_every_device_in_sysfs)
+RL_TEST(device_list_names_every_device_in_sysfs, .step = 1, .points = 3)
 {
 	char names[REF_MAX_DEVICES][REF_NAME_LEN];
 	int i, j, num = -1, n = ref_sysfs_devices(names, REF_MAX_DEVICES);
@@ -28,7 +28,7 @@ START_TEST(device_list_names_every_device_in_sysfs)
 }
 END_TEST
 
-START_TEST(device_list_ends_with_null_after_num_entries)
+RL_TEST(device_list_ends_with_null_after_num_entries, .step = 1, .points = 1)
 {
 	int num = -1;
 	struct ibv_device **list = lab0_get_devices(&num);
@@ -55,7 +55,7 @@ static void describe(char *line, size_t len)
 	ibv_free_device_list(list);
 }
 
-START_TEST(device_line_starts_with_the_device_name)
+RL_TEST(device_line_starts_with_the_device_name, .step = 2, .points = 1)
 {
 	const char *dev = rl_test_device();
 	char line[256] = "";
@@ -66,7 +66,7 @@ START_TEST(device_line_starts_with_the_device_name)
 }
 END_TEST
 
-START_TEST(device_line_shows_the_guid_sysfs_reports)
+RL_TEST(device_line_shows_the_guid_sysfs_reports, .step = 2, .points = 2)
 {
 	char line[256] = "", guid[64];
 
@@ -77,7 +77,7 @@ START_TEST(device_line_shows_the_guid_sysfs_reports)
 }
 END_TEST
 
-START_TEST(device_line_shows_the_node_type_sysfs_reports)
+RL_TEST(device_line_shows_the_node_type_sysfs_reports, .step = 2, .points = 1)
 {
 	char line[256] = "", type[64];
 	const char *want;
@@ -91,7 +91,7 @@ START_TEST(device_line_shows_the_node_type_sysfs_reports)
 }
 END_TEST
 
-START_TEST(device_line_shows_the_transport_ibv_devinfo_reports)
+RL_TEST(device_line_shows_the_transport_ibv_devinfo_reports, .step = 2, .points = 1)
 {
 	char line[256] = "", transport[64];
 
@@ -106,7 +106,7 @@ START_TEST(device_line_shows_the_transport_ibv_devinfo_reports)
 }
 END_TEST
 
-START_TEST(device_line_too_long_for_the_buffer_is_refused)
+RL_TEST(device_line_too_long_for_the_buffer_is_refused, .step = 2, .points = 1)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	char line[8];
@@ -145,7 +145,7 @@ static void expect_opened(struct ibv_context *ctx, const char *want, struct ibv_
 	ibv_free_device_list(list);
 }
 
-START_TEST(opening_by_name_gives_that_device)
+RL_TEST(opening_by_name_gives_that_device, .step = 3, .points = 2)
 {
 	const char *dev = rl_test_device();
 	struct ibv_device **list;
@@ -155,7 +155,7 @@ START_TEST(opening_by_name_gives_that_device)
 }
 END_TEST
 
-START_TEST(opening_without_a_name_uses_RDMALAB_DEVICE)
+RL_TEST(opening_without_a_name_uses_RDMALAB_DEVICE, .step = 3, .points = 2)
 {
 	const char *dev = rl_test_device();
 	struct ibv_device **list;
@@ -165,7 +165,7 @@ START_TEST(opening_without_a_name_uses_RDMALAB_DEVICE)
 }
 END_TEST
 
-START_TEST(opening_without_a_name_or_RDMALAB_DEVICE_gives_the_first_device)
+RL_TEST(opening_without_a_name_or_RDMALAB_DEVICE_gives_the_first_device, .step = 3, .points = 1)
 {
 	struct ibv_device **list;
 	struct ibv_context *ctx = open_with(NULL, NULL, &list);
@@ -174,7 +174,7 @@ START_TEST(opening_without_a_name_or_RDMALAB_DEVICE_gives_the_first_device)
 }
 END_TEST
 
-START_TEST(opening_an_unknown_name_fails_without_a_context)
+RL_TEST(opening_an_unknown_name_fails_without_a_context, .step = 3, .points = 1)
 {
 	const char *dev = rl_test_device();
 	struct ibv_device **list;
@@ -189,33 +189,3 @@ START_TEST(opening_an_unknown_name_fails_without_a_context)
 	ibv_free_device_list(list);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab0 devices");
-	TCase *step1 = tcase_create("step1");
-	TCase *step2 = tcase_create("step2");
-	TCase *step3 = tcase_create("step3");
-
-	tcase_add_test(step1, device_list_names_every_device_in_sysfs);
-	tcase_add_test(step1, device_list_ends_with_null_after_num_entries);
-
-	tcase_add_test(step2, device_line_starts_with_the_device_name);
-	tcase_add_test(step2, device_line_shows_the_guid_sysfs_reports);
-	tcase_add_test(step2, device_line_shows_the_node_type_sysfs_reports);
-	tcase_add_test(step2, device_line_shows_the_transport_ibv_devinfo_reports);
-	tcase_add_test(step2, device_line_too_long_for_the_buffer_is_refused);
-
-	tcase_add_test(step3, opening_by_name_gives_that_device);
-	tcase_add_test(step3, opening_without_a_name_uses_RDMALAB_DEVICE);
-	tcase_add_test(step3, opening_without_a_name_or_RDMALAB_DEVICE_gives_the_first_device);
-	tcase_add_test(step3, opening_an_unknown_name_fails_without_a_context);
-
-	suite_add_tcase(s, step1);
-	suite_add_tcase(s, step2);
-	suite_add_tcase(s, step3);
-	tcase_set_timeout(step1, RL_TEST_TIMEOUT_RDMA);
-	tcase_set_timeout(step2, RL_TEST_TIMEOUT_RDMA);
-	tcase_set_timeout(step3, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

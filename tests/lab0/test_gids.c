@@ -49,7 +49,7 @@ static const struct lab0_gid *find_index(const struct lab0_gid *gids, int n, int
 
 /* Step 6 */
 
-START_TEST(gid_forms_tell_empty_link_local_ipv4_mapped_and_ipv6_apart)
+RL_TEST(gid_forms_tell_empty_link_local_ipv4_mapped_and_ipv6_apart, .step = 6, .points = 2)
 {
 	static const struct {
 		const char *addr;
@@ -74,7 +74,7 @@ START_TEST(gid_forms_tell_empty_link_local_ipv4_mapped_and_ipv6_apart)
 }
 END_TEST
 
-START_TEST(gid_table_holds_every_nonempty_sysfs_gid_at_its_index)
+RL_TEST(gid_table_holds_every_nonempty_sysfs_gid_at_its_index, .step = 6, .points = 2)
 {
 	static const char zero[] = "0000:0000:0000:0000:0000:0000:0000:0000";
 	struct lab0_gid *gids;
@@ -107,7 +107,7 @@ START_TEST(gid_table_holds_every_nonempty_sysfs_gid_at_its_index)
 }
 END_TEST
 
-START_TEST(gid_types_match_sysfs)
+RL_TEST(gid_types_match_sysfs, .step = 6, .points = 1)
 {
 	struct lab0_gid *gids;
 	char path[64], want[64];
@@ -125,7 +125,7 @@ START_TEST(gid_types_match_sysfs)
 }
 END_TEST
 
-START_TEST(gid_table_matches_ibv_devinfo)
+RL_TEST(gid_table_matches_ibv_devinfo, .step = 6, .points = 1)
 {
 	struct ref_gid want[64];
 	struct lab0_gid *gids;
@@ -152,7 +152,7 @@ END_TEST
 
 /* Step 7 */
 
-START_TEST(gid_scores_match_rl_gid_score_in_vm_rdma_env_sh)
+RL_TEST(gid_scores_match_rl_gid_score_in_vm_rdma_env_sh, .step = 7, .points = 2)
 {
 	const struct {
 		struct lab0_gid g;
@@ -178,7 +178,7 @@ START_TEST(gid_scores_match_rl_gid_score_in_vm_rdma_env_sh)
 }
 END_TEST
 
-START_TEST(pick_prefers_roce_v2_ipv4_mapped_and_says_why)
+RL_TEST(pick_prefers_roce_v2_ipv4_mapped_and_says_why, .step = 7, .points = 2)
 {
 	const struct lab0_gid gids[] = {
 		entry(0, "fe80::1", IBV_GID_TYPE_ROCE_V1),
@@ -195,7 +195,7 @@ START_TEST(pick_prefers_roce_v2_ipv4_mapped_and_says_why)
 }
 END_TEST
 
-START_TEST(pick_never_chooses_a_link_local_or_empty_gid)
+RL_TEST(pick_never_chooses_a_link_local_or_empty_gid, .step = 7, .points = 1)
 {
 	const struct lab0_gid mixed[] = {
 		entry(0, "fe80::1", IBV_GID_TYPE_ROCE_V2),
@@ -212,7 +212,7 @@ START_TEST(pick_never_chooses_a_link_local_or_empty_gid)
 }
 END_TEST
 
-START_TEST(pick_breaks_ties_with_the_lowest_index)
+RL_TEST(pick_breaks_ties_with_the_lowest_index, .step = 7, .points = 1)
 {
 	const struct lab0_gid gids[] = {
 		entry(7, "::ffff:10.0.0.2", IBV_GID_TYPE_ROCE_V2),
@@ -226,7 +226,7 @@ START_TEST(pick_breaks_ties_with_the_lowest_index)
 }
 END_TEST
 
-START_TEST(pick_agrees_with_vm_rdma_env_sh_on_this_device)
+RL_TEST(pick_agrees_with_vm_rdma_env_sh_on_this_device, .step = 7, .points = 2, .needs = 6)
 {
 	struct lab0_gid *gids;
 	const char *why = NULL;
@@ -246,27 +246,3 @@ START_TEST(pick_agrees_with_vm_rdma_env_sh_on_this_device)
 	free(gids);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab0 gids");
-	TCase *step6 = tcase_create("step6");
-	TCase *step7 = tcase_create("step7");
-
-	tcase_add_test(step6, gid_forms_tell_empty_link_local_ipv4_mapped_and_ipv6_apart);
-	tcase_add_test(step6, gid_table_holds_every_nonempty_sysfs_gid_at_its_index);
-	tcase_add_test(step6, gid_types_match_sysfs);
-	tcase_add_test(step6, gid_table_matches_ibv_devinfo);
-
-	tcase_add_test(step7, gid_scores_match_rl_gid_score_in_vm_rdma_env_sh);
-	tcase_add_test(step7, pick_prefers_roce_v2_ipv4_mapped_and_says_why);
-	tcase_add_test(step7, pick_never_chooses_a_link_local_or_empty_gid);
-	tcase_add_test(step7, pick_breaks_ties_with_the_lowest_index);
-	tcase_add_test(step7, pick_agrees_with_vm_rdma_env_sh_on_this_device);
-
-	suite_add_tcase(s, step6);
-	suite_add_tcase(s, step7);
-	tcase_set_timeout(step6, RL_TEST_TIMEOUT_RDMA);
-	tcase_set_timeout(step7, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

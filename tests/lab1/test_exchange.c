@@ -69,7 +69,7 @@ static struct lab1_dest describe(uint32_t psn, struct ibv_qp **qp, struct ibv_mr
 	return d;
 }
 
-START_TEST(local_dest_describes_the_qp_the_gid_and_the_mr)
+RL_TEST(local_dest_describes_the_qp_the_gid_and_the_mr, .step = 8, .points = 2)
 {
 	struct ibv_port_attr port;
 	struct ibv_qp *qp;
@@ -88,7 +88,7 @@ START_TEST(local_dest_describes_the_qp_the_gid_and_the_mr)
 }
 END_TEST
 
-START_TEST(local_dest_keeps_only_24_bits_of_the_psn)
+RL_TEST(local_dest_keeps_only_24_bits_of_the_psn, .step = 8, .points = 1)
 {
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
@@ -99,7 +99,7 @@ START_TEST(local_dest_keeps_only_24_bits_of_the_psn)
 }
 END_TEST
 
-START_TEST(encode_puts_each_field_big_endian_at_its_offset)
+RL_TEST(encode_puts_each_field_big_endian_at_its_offset, .step = 8, .points = 2)
 {
 	uint8_t want[LAB1_DEST_WIRE_LEN], got[LAB1_DEST_WIRE_LEN + 8];
 	int n, i;
@@ -117,7 +117,7 @@ START_TEST(encode_puts_each_field_big_endian_at_its_offset)
 }
 END_TEST
 
-START_TEST(decode_reads_each_field_from_its_offset)
+RL_TEST(decode_reads_each_field_from_its_offset, .step = 8, .points = 2)
 {
 	uint8_t bytes[LAB1_DEST_WIRE_LEN];
 	struct lab1_dest got;
@@ -131,7 +131,7 @@ START_TEST(decode_reads_each_field_from_its_offset)
 }
 END_TEST
 
-START_TEST(encode_then_decode_gives_the_same_fields)
+RL_TEST(encode_then_decode_gives_the_same_fields, .step = 8, .points = 1)
 {
 	struct lab1_dest in = sample, out;
 	uint8_t bytes[LAB1_DEST_WIRE_LEN];
@@ -151,7 +151,7 @@ START_TEST(encode_then_decode_gives_the_same_fields)
 }
 END_TEST
 
-START_TEST(short_buffers_are_refused_with_emsgsize)
+RL_TEST(short_buffers_are_refused_with_emsgsize, .step = 8, .points = 1)
 {
 	uint8_t bytes[LAB1_DEST_WIRE_LEN];
 	struct lab1_dest got;
@@ -167,7 +167,7 @@ START_TEST(short_buffers_are_refused_with_emsgsize)
 }
 END_TEST
 
-START_TEST(decode_refuses_a_qpn_or_psn_wider_than_24_bits)
+RL_TEST(decode_refuses_a_qpn_or_psn_wider_than_24_bits, .step = 8, .points = 1)
 {
 	uint8_t bytes[LAB1_DEST_WIRE_LEN];
 	struct lab1_dest got;
@@ -186,7 +186,7 @@ END_TEST
 
 /* Step 9 */
 
-START_TEST(exchange_sends_ours_and_returns_the_peers)
+RL_TEST(exchange_sends_ours_and_returns_the_peers, .step = 9, .points = 2, .needs = 8)
 {
 	uint8_t want[LAB1_DEST_WIRE_LEN], sent[LAB1_DEST_WIRE_LEN + 1];
 	struct lab1_dest ours = sample, theirs;
@@ -214,7 +214,7 @@ START_TEST(exchange_sends_ours_and_returns_the_peers)
 }
 END_TEST
 
-START_TEST(exchange_reports_econnreset_when_the_peer_closes_first)
+RL_TEST(exchange_reports_econnreset_when_the_peer_closes_first, .step = 9, .points = 1, .needs = 8)
 {
 	struct lab1_dest theirs;
 	int sv[2], ret;
@@ -231,7 +231,7 @@ START_TEST(exchange_reports_econnreset_when_the_peer_closes_first)
 }
 END_TEST
 
-START_TEST(exchange_refuses_a_peer_qpn_wider_than_24_bits)
+RL_TEST(exchange_refuses_a_peer_qpn_wider_than_24_bits, .step = 9, .points = 1, .needs = 8)
 {
 	uint8_t bytes[LAB1_DEST_WIRE_LEN];
 	struct lab1_dest theirs;
@@ -248,28 +248,3 @@ START_TEST(exchange_refuses_a_peer_qpn_wider_than_24_bits)
 	close(sv[1]);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab1 exchange");
-	TCase *step8 = tcase_create("step8");
-	TCase *step9 = tcase_create("step9");
-
-	tcase_add_test(step8, local_dest_describes_the_qp_the_gid_and_the_mr);
-	tcase_add_test(step8, local_dest_keeps_only_24_bits_of_the_psn);
-	tcase_add_test(step8, encode_puts_each_field_big_endian_at_its_offset);
-	tcase_add_test(step8, decode_reads_each_field_from_its_offset);
-	tcase_add_test(step8, encode_then_decode_gives_the_same_fields);
-	tcase_add_test(step8, short_buffers_are_refused_with_emsgsize);
-	tcase_add_test(step8, decode_refuses_a_qpn_or_psn_wider_than_24_bits);
-
-	tcase_add_test(step9, exchange_sends_ours_and_returns_the_peers);
-	tcase_add_test(step9, exchange_reports_econnreset_when_the_peer_closes_first);
-	tcase_add_test(step9, exchange_refuses_a_peer_qpn_wider_than_24_bits);
-
-	suite_add_tcase(s, step8);
-	suite_add_tcase(s, step9);
-	tcase_set_timeout(step8, RL_TEST_TIMEOUT_RDMA);
-	tcase_set_timeout(step9, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

@@ -41,7 +41,7 @@ static void expect_state(struct ibv_qp *qp, enum ibv_qp_state want)
 
 /* Step 5 */
 
-START_TEST(init_moves_the_qp_to_init_on_the_given_port)
+RL_TEST(init_moves_the_qp_to_init_on_the_given_port, .step = 5, .points = 2)
 {
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr attr;
@@ -61,7 +61,7 @@ START_TEST(init_moves_the_qp_to_init_on_the_given_port)
 }
 END_TEST
 
-START_TEST(init_grants_the_peer_remote_write)
+RL_TEST(init_grants_the_peer_remote_write, .step = 5, .points = 1)
 {
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr attr;
@@ -79,7 +79,7 @@ START_TEST(init_grants_the_peer_remote_write)
 }
 END_TEST
 
-START_TEST(init_on_a_port_the_device_lacks_fails_with_einval)
+RL_TEST(init_on_a_port_the_device_lacks_fails_with_einval, .step = 5, .points = 1)
 {
 	struct qps q;
 	int ret;
@@ -109,7 +109,7 @@ static struct lab1_dest to_rtr(struct qps *q)
 	return remote;
 }
 
-START_TEST(rtr_aims_the_qp_at_the_peers_qpn_and_psn)
+RL_TEST(rtr_aims_the_qp_at_the_peers_qpn_and_psn, .step = 6, .points = 2)
 {
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr attr;
@@ -126,7 +126,7 @@ START_TEST(rtr_aims_the_qp_at_the_peers_qpn_and_psn)
 }
 END_TEST
 
-START_TEST(rtr_uses_the_ports_active_mtu)
+RL_TEST(rtr_uses_the_ports_active_mtu, .step = 6, .points = 1)
 {
 	struct ibv_qp_init_attr init;
 	struct ibv_port_attr port;
@@ -142,7 +142,7 @@ START_TEST(rtr_uses_the_ports_active_mtu)
 }
 END_TEST
 
-START_TEST(rtr_routes_by_gid_from_the_chosen_index)
+RL_TEST(rtr_routes_by_gid_from_the_chosen_index, .step = 6, .points = 2)
 {
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr attr;
@@ -167,7 +167,7 @@ START_TEST(rtr_routes_by_gid_from_the_chosen_index)
 }
 END_TEST
 
-START_TEST(rtr_straight_from_reset_fails_with_einval)
+RL_TEST(rtr_straight_from_reset_fails_with_einval, .step = 6, .points = 1)
 {
 	struct lab1_dest remote;
 	struct qps q;
@@ -182,7 +182,7 @@ START_TEST(rtr_straight_from_reset_fails_with_einval)
 }
 END_TEST
 
-START_TEST(rtr_without_the_address_vector_fails_where_lab1_qp_to_rtr_succeeds)
+RL_TEST(rtr_without_the_address_vector_fails_where_lab1_qp_to_rtr_succeeds, .step = 6, .points = 1)
 {
 	struct ibv_port_attr port;
 	struct lab1_dest remote;
@@ -229,7 +229,7 @@ static void to_rts(struct qps *q, uint32_t psn)
 		      strerror(-ret));
 }
 
-START_TEST(rts_sends_from_the_psn_given)
+RL_TEST(rts_sends_from_the_psn_given, .step = 7, .points = 2)
 {
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr attr;
@@ -243,7 +243,7 @@ START_TEST(rts_sends_from_the_psn_given)
 }
 END_TEST
 
-START_TEST(rts_sets_finite_timeouts_and_retries)
+RL_TEST(rts_sets_finite_timeouts_and_retries, .step = 7, .points = 1)
 {
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr attr;
@@ -263,7 +263,7 @@ START_TEST(rts_sets_finite_timeouts_and_retries)
 }
 END_TEST
 
-START_TEST(rts_straight_from_init_fails_with_einval)
+RL_TEST(rts_straight_from_init_fails_with_einval, .step = 7, .points = 1)
 {
 	struct qps q;
 	int ret;
@@ -276,33 +276,3 @@ START_TEST(rts_straight_from_init_fails_with_einval)
 	expect_state(q.qp, IBV_QPS_INIT);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab1 QP states");
-	TCase *step5 = tcase_create("step5");
-	TCase *step6 = tcase_create("step6");
-	TCase *step7 = tcase_create("step7");
-
-	tcase_add_test(step5, init_moves_the_qp_to_init_on_the_given_port);
-	tcase_add_test(step5, init_grants_the_peer_remote_write);
-	tcase_add_test(step5, init_on_a_port_the_device_lacks_fails_with_einval);
-
-	tcase_add_test(step6, rtr_aims_the_qp_at_the_peers_qpn_and_psn);
-	tcase_add_test(step6, rtr_uses_the_ports_active_mtu);
-	tcase_add_test(step6, rtr_routes_by_gid_from_the_chosen_index);
-	tcase_add_test(step6, rtr_straight_from_reset_fails_with_einval);
-	tcase_add_test(step6, rtr_without_the_address_vector_fails_where_lab1_qp_to_rtr_succeeds);
-
-	tcase_add_test(step7, rts_sends_from_the_psn_given);
-	tcase_add_test(step7, rts_sets_finite_timeouts_and_retries);
-	tcase_add_test(step7, rts_straight_from_init_fails_with_einval);
-
-	suite_add_tcase(s, step5);
-	suite_add_tcase(s, step6);
-	suite_add_tcase(s, step7);
-	tcase_set_timeout(step5, RL_TEST_TIMEOUT_RDMA);
-	tcase_set_timeout(step6, RL_TEST_TIMEOUT_RDMA);
-	tcase_set_timeout(step7, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

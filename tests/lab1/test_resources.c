@@ -8,7 +8,7 @@
 
 /* Step 1 */
 
-START_TEST(pd_is_allocated_on_the_given_context)
+RL_TEST(pd_is_allocated_on_the_given_context, .step = 1, .points = 2)
 {
 	struct ibv_context *ctx = fx_open();
 	struct ibv_pd *pd = lab1_alloc_pd(ctx);
@@ -21,7 +21,7 @@ START_TEST(pd_is_allocated_on_the_given_context)
 }
 END_TEST
 
-START_TEST(pd_is_counted_by_rdma_resource_until_deallocated)
+RL_TEST(pd_is_counted_by_rdma_resource_until_deallocated, .step = 1, .points = 1)
 {
 	struct ibv_context *ctx = fx_open();
 	int before = fx_res_count("pd"), got;
@@ -40,7 +40,7 @@ END_TEST
 
 /* Step 2 */
 
-START_TEST(mr_covers_exactly_the_buffer_given)
+RL_TEST(mr_covers_exactly_the_buffer_given, .step = 2, .points = 2)
 {
 	struct ibv_context *ctx = fx_open();
 	struct ibv_pd *pd = fx_pd(ctx);
@@ -57,7 +57,7 @@ START_TEST(mr_covers_exactly_the_buffer_given)
 }
 END_TEST
 
-START_TEST(mr_keys_match_rdma_resource)
+RL_TEST(mr_keys_match_rdma_resource, .step = 2, .points = 1)
 {
 	struct ibv_context *ctx = fx_open();
 	struct ibv_pd *pd = fx_pd(ctx);
@@ -87,7 +87,7 @@ START_TEST(mr_keys_match_rdma_resource)
 }
 END_TEST
 
-START_TEST(mr_lets_the_peer_rdma_write_into_it)
+RL_TEST(mr_lets_the_peer_rdma_write_into_it, .step = 2, .points = 2)
 {
 	struct fx_pair p;
 	char *buf = calloc(1, FX_BUF_SIZE);
@@ -112,7 +112,7 @@ START_TEST(mr_lets_the_peer_rdma_write_into_it)
 }
 END_TEST
 
-START_TEST(mr_takes_a_send_into_a_posted_receive)
+RL_TEST(mr_takes_a_send_into_a_posted_receive, .step = 2, .points = 1)
 {
 	struct fx_pair p;
 	char *buf = calloc(1, FX_BUF_SIZE);
@@ -138,7 +138,7 @@ START_TEST(mr_takes_a_send_into_a_posted_receive)
 }
 END_TEST
 
-START_TEST(mr_does_not_let_the_peer_rdma_read_it)
+RL_TEST(mr_does_not_let_the_peer_rdma_read_it, .step = 2, .points = 1)
 {
 	struct fx_pair p;
 	char *buf = calloc(1, FX_BUF_SIZE);
@@ -162,7 +162,7 @@ END_TEST
 
 /* Step 3 */
 
-START_TEST(cq_holds_at_least_the_entries_asked_for)
+RL_TEST(cq_holds_at_least_the_entries_asked_for, .step = 3, .points = 2)
 {
 	struct ibv_context *ctx = fx_open();
 	struct ibv_cq *cq = lab1_create_cq(ctx, 100);
@@ -175,7 +175,7 @@ START_TEST(cq_holds_at_least_the_entries_asked_for)
 }
 END_TEST
 
-START_TEST(cq_deeper_than_the_device_allows_is_refused)
+RL_TEST(cq_deeper_than_the_device_allows_is_refused, .step = 3, .points = 1)
 {
 	struct ibv_context *ctx = fx_open();
 	struct ibv_device_attr attr;
@@ -191,7 +191,7 @@ START_TEST(cq_deeper_than_the_device_allows_is_refused)
 }
 END_TEST
 
-START_TEST(cq_is_empty_when_created)
+RL_TEST(cq_is_empty_when_created, .step = 3, .points = 1)
 {
 	struct ibv_context *ctx = fx_open();
 	struct ibv_cq *cq = lab1_create_cq(ctx, 8);
@@ -221,7 +221,7 @@ static struct ibv_qp *create_qp(struct ibv_pd **pd, struct ibv_cq **cq)
 	return qp;
 }
 
-START_TEST(qp_is_reliable_connected_and_starts_in_reset)
+RL_TEST(qp_is_reliable_connected_and_starts_in_reset, .step = 4, .points = 2)
 {
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -235,7 +235,7 @@ START_TEST(qp_is_reliable_connected_and_starts_in_reset)
 }
 END_TEST
 
-START_TEST(qp_holds_the_work_requests_asked_for_each_way)
+RL_TEST(qp_holds_the_work_requests_asked_for_each_way, .step = 4, .points = 1)
 {
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -254,7 +254,7 @@ START_TEST(qp_holds_the_work_requests_asked_for_each_way)
 }
 END_TEST
 
-START_TEST(qp_completes_on_the_given_cq_in_the_given_pd)
+RL_TEST(qp_completes_on_the_given_cq_in_the_given_pd, .step = 4, .points = 1)
 {
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -265,39 +265,3 @@ START_TEST(qp_completes_on_the_given_cq_in_the_given_pd)
 	ck_assert_msg(qp->pd == pd, "expected the QP in the PD given, got another");
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab1 resources");
-	TCase *step1 = tcase_create("step1");
-	TCase *step2 = tcase_create("step2");
-	TCase *step3 = tcase_create("step3");
-	TCase *step4 = tcase_create("step4");
-
-	tcase_add_test(step1, pd_is_allocated_on_the_given_context);
-	tcase_add_test(step1, pd_is_counted_by_rdma_resource_until_deallocated);
-
-	tcase_add_test(step2, mr_covers_exactly_the_buffer_given);
-	tcase_add_test(step2, mr_keys_match_rdma_resource);
-	tcase_add_test(step2, mr_lets_the_peer_rdma_write_into_it);
-	tcase_add_test(step2, mr_takes_a_send_into_a_posted_receive);
-	tcase_add_test(step2, mr_does_not_let_the_peer_rdma_read_it);
-
-	tcase_add_test(step3, cq_holds_at_least_the_entries_asked_for);
-	tcase_add_test(step3, cq_deeper_than_the_device_allows_is_refused);
-	tcase_add_test(step3, cq_is_empty_when_created);
-
-	tcase_add_test(step4, qp_is_reliable_connected_and_starts_in_reset);
-	tcase_add_test(step4, qp_holds_the_work_requests_asked_for_each_way);
-	tcase_add_test(step4, qp_completes_on_the_given_cq_in_the_given_pd);
-
-	suite_add_tcase(s, step1);
-	suite_add_tcase(s, step2);
-	suite_add_tcase(s, step3);
-	suite_add_tcase(s, step4);
-	tcase_set_timeout(step1, RL_TEST_TIMEOUT_RDMA);
-	tcase_set_timeout(step2, RL_TEST_TIMEOUT_RDMA);
-	tcase_set_timeout(step3, RL_TEST_TIMEOUT_RDMA);
-	tcase_set_timeout(step4, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

@@ -57,7 +57,7 @@ static struct lab1_res full_set(struct ibv_context *ctx, char *buf)
 
 /* Step 11 */
 
-START_TEST(teardown_returns_0_and_clears_every_pointer)
+RL_TEST(teardown_returns_0_and_clears_every_pointer, .step = 11, .points = 2)
 {
 	struct ibv_context *ctx = fx_open();
 	char *buf = calloc(1, FX_BUF_SIZE);
@@ -74,7 +74,7 @@ START_TEST(teardown_returns_0_and_clears_every_pointer)
 }
 END_TEST
 
-START_TEST(teardown_leaves_no_pd_mr_cq_or_qp_behind)
+RL_TEST(teardown_leaves_no_pd_mr_cq_or_qp_behind, .step = 11, .points = 2)
 {
 	struct ibv_context *ctx = fx_open();
 	char *buf = calloc(1, FX_BUF_SIZE);
@@ -90,7 +90,7 @@ START_TEST(teardown_leaves_no_pd_mr_cq_or_qp_behind)
 }
 END_TEST
 
-START_TEST(teardown_frees_everything_in_the_pd_so_it_can_go)
+RL_TEST(teardown_frees_everything_in_the_pd_so_it_can_go, .step = 11, .points = 1)
 {
 	struct ibv_context *ctx = fx_open();
 	char *buf = calloc(1, FX_BUF_SIZE);
@@ -110,7 +110,7 @@ START_TEST(teardown_frees_everything_in_the_pd_so_it_can_go)
 }
 END_TEST
 
-START_TEST(teardown_of_a_half_built_set_destroys_what_is_there)
+RL_TEST(teardown_of_a_half_built_set_destroys_what_is_there, .step = 11, .points = 1)
 {
 	struct ibv_context *ctx = fx_open();
 	struct counts before = count_now();
@@ -182,7 +182,7 @@ static void slurp(const char *file, char *buf, size_t len)
 		fclose(f);
 }
 
-START_TEST(lab1_server_and_client_programs_run_end_to_end)
+RL_TEST(lab1_server_and_client_programs_run_end_to_end, .step = 11, .points = 2, .needs = 10)
 {
 	char srv_out[] = "/tmp/lab1-server-XXXXXX", cli_out[] = "/tmp/lab1-client-XXXXXX";
 	char prog[PATH_MAX + 16], port[16], srv[4096], cli[4096];
@@ -215,19 +215,3 @@ START_TEST(lab1_server_and_client_programs_run_end_to_end)
 		      "expected the server to print the written text, it printed:\n%s", srv);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab1 teardown");
-	TCase *step11 = tcase_create("step11");
-
-	tcase_add_test(step11, teardown_returns_0_and_clears_every_pointer);
-	tcase_add_test(step11, teardown_leaves_no_pd_mr_cq_or_qp_behind);
-	tcase_add_test(step11, teardown_frees_everything_in_the_pd_so_it_can_go);
-	tcase_add_test(step11, teardown_of_a_half_built_set_destroys_what_is_there);
-	tcase_add_test(step11, lab1_server_and_client_programs_run_end_to_end);
-
-	suite_add_tcase(s, step11);
-	tcase_set_timeout(step11, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

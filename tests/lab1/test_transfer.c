@@ -11,7 +11,7 @@
 
 /* Step 10 */
 
-START_TEST(a_send_lands_in_the_receive_posted_for_it)
+RL_TEST(a_send_lands_in_the_receive_posted_for_it, .step = 10, .points = 2)
 {
 	struct ibv_wc wc;
 	struct fx_pair p;
@@ -42,7 +42,8 @@ START_TEST(a_send_lands_in_the_receive_posted_for_it)
 }
 END_TEST
 
-START_TEST(an_rdma_write_lands_in_the_peer_buffer_and_completes_only_at_the_writer)
+RL_TEST(an_rdma_write_lands_in_the_peer_buffer_and_completes_only_at_the_writer, .step = 10,
+	.points = 2)
 {
 	struct ibv_wc wc;
 	struct fx_pair p;
@@ -67,7 +68,7 @@ START_TEST(an_rdma_write_lands_in_the_peer_buffer_and_completes_only_at_the_writ
 }
 END_TEST
 
-START_TEST(a_write_with_a_wrong_rkey_completes_with_a_remote_access_error)
+RL_TEST(a_write_with_a_wrong_rkey_completes_with_a_remote_access_error, .step = 10, .points = 1)
 {
 	struct ibv_wc wc;
 	struct fx_pair p;
@@ -89,7 +90,7 @@ START_TEST(a_write_with_a_wrong_rkey_completes_with_a_remote_access_error)
 }
 END_TEST
 
-START_TEST(wait_completion_returns_the_completion_that_arrives)
+RL_TEST(wait_completion_returns_the_completion_that_arrives, .step = 10, .points = 1)
 {
 	struct ibv_wc wc;
 	struct fx_pair p;
@@ -108,7 +109,7 @@ START_TEST(wait_completion_returns_the_completion_that_arrives)
 }
 END_TEST
 
-START_TEST(waiting_on_an_empty_cq_times_out)
+RL_TEST(waiting_on_an_empty_cq_times_out, .step = 10, .points = 1)
 {
 	struct ibv_context *ctx = fx_open();
 	struct ibv_cq *cq = fx_cq(ctx);
@@ -143,7 +144,7 @@ static int reap(pid_t pid, bool *done)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 255;
 }
 
-START_TEST(server_and_client_processes_connect_and_transfer)
+RL_TEST(server_and_client_processes_connect_and_transfer, .step = 10, .points = 3, .needs = 9)
 {
 	static const char msg[] = "hello from a test client";
 	static const char text[] = "text the test client wrote";
@@ -207,21 +208,3 @@ START_TEST(server_and_client_processes_connect_and_transfer)
 		      got.written);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab1 transfer");
-	TCase *step10 = tcase_create("step10");
-
-	tcase_add_test(step10, a_send_lands_in_the_receive_posted_for_it);
-	tcase_add_test(step10,
-		       an_rdma_write_lands_in_the_peer_buffer_and_completes_only_at_the_writer);
-	tcase_add_test(step10, a_write_with_a_wrong_rkey_completes_with_a_remote_access_error);
-	tcase_add_test(step10, wait_completion_returns_the_completion_that_arrives);
-	tcase_add_test(step10, waiting_on_an_empty_cq_times_out);
-	tcase_add_test(step10, server_and_client_processes_connect_and_transfer);
-
-	suite_add_tcase(s, step10);
-	tcase_set_timeout(step10, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

@@ -6,7 +6,7 @@
 
 /* Step 1 */
 
-START_TEST(client_resolves_and_connects_to_the_reference_server)
+RL_TEST(client_resolves_and_connects_to_the_reference_server, .step = 1, .points = 2)
 {
 	struct ref_opts o = ref_default();
 	struct lab2_conn c = { .timeout_ms = FX_TIMEOUT_MS };
@@ -26,7 +26,7 @@ START_TEST(client_resolves_and_connects_to_the_reference_server)
 }
 END_TEST
 
-START_TEST(connect_asks_the_server_for_a_finite_rnr_retry)
+RL_TEST(connect_asks_the_server_for_a_finite_rnr_retry, .step = 1, .points = 1)
 {
 	struct ref_opts o = ref_default();
 	struct lab2_conn c = { .timeout_ms = FX_TIMEOUT_MS };
@@ -49,7 +49,7 @@ START_TEST(connect_asks_the_server_for_a_finite_rnr_retry)
 }
 END_TEST
 
-START_TEST(server_listens_and_accepts_the_reference_client)
+RL_TEST(server_listens_and_accepts_the_reference_client, .step = 1, .points = 2)
 {
 	struct ref_opts o = ref_default();
 	struct lab2_conn c = { .timeout_ms = FX_TIMEOUT_MS };
@@ -76,7 +76,7 @@ START_TEST(server_listens_and_accepts_the_reference_client)
 }
 END_TEST
 
-START_TEST(connecting_where_nobody_listens_is_refused_in_bounded_time)
+RL_TEST(connecting_where_nobody_listens_is_refused_in_bounded_time, .step = 1, .points = 1)
 {
 	struct lab2_conn c = { .timeout_ms = FX_TIMEOUT_MS };
 	long start;
@@ -96,7 +96,7 @@ START_TEST(connecting_where_nobody_listens_is_refused_in_bounded_time)
 }
 END_TEST
 
-START_TEST(get_request_times_out_when_no_client_comes)
+RL_TEST(get_request_times_out_when_no_client_comes, .step = 1, .points = 1)
 {
 	struct lab2_conn c = { .timeout_ms = 300 };
 	long start, took;
@@ -115,7 +115,7 @@ START_TEST(get_request_times_out_when_no_client_comes)
 }
 END_TEST
 
-START_TEST(resolving_an_address_that_is_not_an_ip_fails_cleanly)
+RL_TEST(resolving_an_address_that_is_not_an_ip_fails_cleanly, .step = 1, .points = 1)
 {
 	struct lab2_conn c = { .timeout_ms = 300 };
 	int ret = lab2_resolve(&c, "not-an-address", 7471);
@@ -126,19 +126,3 @@ START_TEST(resolving_an_address_that_is_not_an_ip_fails_cleanly)
 	fx_cm_close(&c);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab2 cm");
-	TCase *step1 = tcase_create("step1");
-
-	tcase_add_test(step1, client_resolves_and_connects_to_the_reference_server);
-	tcase_add_test(step1, connect_asks_the_server_for_a_finite_rnr_retry);
-	tcase_add_test(step1, server_listens_and_accepts_the_reference_client);
-	tcase_add_test(step1, connecting_where_nobody_listens_is_refused_in_bounded_time);
-	tcase_add_test(step1, get_request_times_out_when_no_client_comes);
-	tcase_add_test(step1, resolving_an_address_that_is_not_an_ip_fails_cleanly);
-	suite_add_tcase(s, step1);
-	tcase_set_timeout(step1, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

@@ -7,7 +7,7 @@
 
 /* Step 2 */
 
-START_TEST(create_cq_binds_a_new_cq_to_a_new_channel)
+RL_TEST(create_cq_binds_a_new_cq_to_a_new_channel, .step = 2, .points = 2)
 {
 	struct fx_pair p;
 
@@ -21,7 +21,7 @@ START_TEST(create_cq_binds_a_new_cq_to_a_new_channel)
 }
 END_TEST
 
-START_TEST(wait_wc_returns_the_completion_that_arrives)
+RL_TEST(wait_wc_returns_the_completion_that_arrives, .step = 2, .points = 2)
 {
 	struct ibv_wc wc;
 	struct fx_pair p;
@@ -44,7 +44,7 @@ START_TEST(wait_wc_returns_the_completion_that_arrives)
 }
 END_TEST
 
-START_TEST(wait_wc_reports_a_failed_completion_with_eio)
+RL_TEST(wait_wc_reports_a_failed_completion_with_eio, .step = 2, .points = 1)
 {
 	struct ibv_wc wc;
 	struct fx_pair p;
@@ -74,7 +74,7 @@ static long cpu_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-START_TEST(wait_wc_sleeps_on_the_channel_and_times_out)
+RL_TEST(wait_wc_sleeps_on_the_channel_and_times_out, .step = 2, .points = 2)
 {
 	struct ibv_wc wc;
 	struct fx_pair p;
@@ -101,17 +101,3 @@ START_TEST(wait_wc_sleeps_on_the_channel_and_times_out)
 	fx_pair_close(&p);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab2 cq");
-	TCase *step2 = tcase_create("step2");
-
-	tcase_add_test(step2, create_cq_binds_a_new_cq_to_a_new_channel);
-	tcase_add_test(step2, wait_wc_returns_the_completion_that_arrives);
-	tcase_add_test(step2, wait_wc_reports_a_failed_completion_with_eio);
-	tcase_add_test(step2, wait_wc_sleeps_on_the_channel_and_times_out);
-	suite_add_tcase(s, step2);
-	tcase_set_timeout(step2, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

@@ -6,7 +6,7 @@
 
 /* Step 3 */
 
-START_TEST(post_recv_puts_a_send_in_its_slot_with_its_wr_id)
+RL_TEST(post_recv_puts_a_send_in_its_slot_with_its_wr_id, .step = 3, .points = 2)
 {
 	struct ibv_wc wc;
 	struct fx_pair p;
@@ -28,7 +28,7 @@ START_TEST(post_recv_puts_a_send_in_its_slot_with_its_wr_id)
 }
 END_TEST
 
-START_TEST(post_send_sends_the_send_buffer_signaled)
+RL_TEST(post_send_sends_the_send_buffer_signaled, .step = 3, .points = 1)
 {
 	struct ibv_wc wc;
 	struct fx_pair p;
@@ -52,7 +52,8 @@ START_TEST(post_send_sends_the_send_buffer_signaled)
 }
 END_TEST
 
-START_TEST(recv_msg_returns_messages_in_order_and_posts_each_receive_again)
+RL_TEST(recv_msg_returns_messages_in_order_and_posts_each_receive_again, .step = 3, .points = 2,
+	.needs = 2)
 {
 	char msg[32], got[LAB2_MSG_MAX];
 	struct ibv_wc wc;
@@ -84,7 +85,7 @@ START_TEST(recv_msg_returns_messages_in_order_and_posts_each_receive_again)
 }
 END_TEST
 
-START_TEST(send_msg_keeps_a_message_that_completes_before_its_send)
+RL_TEST(send_msg_keeps_a_message_that_completes_before_its_send, .step = 3, .points = 1, .needs = 2)
 {
 	char got[LAB2_MSG_MAX] = { 0 };
 	struct ibv_wc wc;
@@ -109,7 +110,7 @@ START_TEST(send_msg_keeps_a_message_that_completes_before_its_send)
 }
 END_TEST
 
-START_TEST(a_send_with_no_receive_posted_fails_with_rnr_retry_exceeded)
+RL_TEST(a_send_with_no_receive_posted_fails_with_rnr_retry_exceeded, .step = 3, .points = 1)
 {
 	struct ibv_wc wc;
 	struct fx_pair p;
@@ -129,7 +130,7 @@ START_TEST(a_send_with_no_receive_posted_fails_with_rnr_retry_exceeded)
 }
 END_TEST
 
-START_TEST(send_msg_reports_the_rnr_failure_with_eio)
+RL_TEST(send_msg_reports_the_rnr_failure_with_eio, .step = 3, .points = 1, .needs = 2)
 {
 	struct fx_pair p;
 	int ret;
@@ -143,19 +144,3 @@ START_TEST(send_msg_reports_the_rnr_failure_with_eio)
 	fx_pair_close(&p);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab2 msg");
-	TCase *step3 = tcase_create("step3");
-
-	tcase_add_test(step3, post_recv_puts_a_send_in_its_slot_with_its_wr_id);
-	tcase_add_test(step3, post_send_sends_the_send_buffer_signaled);
-	tcase_add_test(step3, recv_msg_returns_messages_in_order_and_posts_each_receive_again);
-	tcase_add_test(step3, send_msg_keeps_a_message_that_completes_before_its_send);
-	tcase_add_test(step3, a_send_with_no_receive_posted_fails_with_rnr_retry_exceeded);
-	tcase_add_test(step3, send_msg_reports_the_rnr_failure_with_eio);
-	suite_add_tcase(s, step3);
-	tcase_set_timeout(step3, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

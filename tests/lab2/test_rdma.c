@@ -33,7 +33,7 @@ static void peer_on_remote_mr(enum ibv_wr_opcode op, struct ibv_wc *wc, char *se
 	fx_pair_close(&p);
 }
 
-START_TEST(remote_mr_lets_the_peer_rdma_write_into_it)
+RL_TEST(remote_mr_lets_the_peer_rdma_write_into_it, .step = 4, .points = 1)
 {
 	char seen[64];
 	struct ibv_wc wc;
@@ -48,7 +48,7 @@ START_TEST(remote_mr_lets_the_peer_rdma_write_into_it)
 }
 END_TEST
 
-START_TEST(remote_mr_lets_the_peer_rdma_read_it)
+RL_TEST(remote_mr_lets_the_peer_rdma_read_it, .step = 4, .points = 1)
 {
 	char seen[64];
 	struct ibv_wc wc;
@@ -63,7 +63,7 @@ START_TEST(remote_mr_lets_the_peer_rdma_read_it)
 }
 END_TEST
 
-START_TEST(describe_mr_gives_the_rkey_not_the_lkey)
+RL_TEST(describe_mr_gives_the_rkey_not_the_lkey, .step = 4, .points = 2)
 {
 	static char buf[256];
 	struct ibv_mr mr = { .addr = buf, .length = sizeof(buf), .lkey = 0x1111, .rkey = 0x2222 };
@@ -78,7 +78,7 @@ START_TEST(describe_mr_gives_the_rkey_not_the_lkey)
 }
 END_TEST
 
-START_TEST(encode_mr_puts_each_field_big_endian_at_its_offset)
+RL_TEST(encode_mr_puts_each_field_big_endian_at_its_offset, .step = 4, .points = 2)
 {
 	static const uint8_t want[LAB2_MR_WIRE_LEN] = {
 		0,    0,    0,    3,                            /* type MR */
@@ -102,7 +102,7 @@ START_TEST(encode_mr_puts_each_field_big_endian_at_its_offset)
 }
 END_TEST
 
-START_TEST(decode_mr_reads_each_field_and_refuses_other_bytes)
+RL_TEST(decode_mr_reads_each_field_and_refuses_other_bytes, .step = 4, .points = 1)
 {
 	uint8_t buf[LAB2_MR_WIRE_LEN] = {
 		0,    0,    0, 3, 0,    0,    0x7f, 0x12, 0x34, 0x56,
@@ -124,7 +124,7 @@ START_TEST(decode_mr_reads_each_field_and_refuses_other_bytes)
 }
 END_TEST
 
-START_TEST(post_rdma_writes_into_and_reads_from_the_peers_buffer)
+RL_TEST(post_rdma_writes_into_and_reads_from_the_peers_buffer, .step = 4, .points = 2)
 {
 	struct ibv_wc wc;
 	struct fx_pair p;
@@ -161,19 +161,3 @@ START_TEST(post_rdma_writes_into_and_reads_from_the_peers_buffer)
 	fx_pair_close(&p);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab2 rdma");
-	TCase *step4 = tcase_create("step4");
-
-	tcase_add_test(step4, remote_mr_lets_the_peer_rdma_write_into_it);
-	tcase_add_test(step4, remote_mr_lets_the_peer_rdma_read_it);
-	tcase_add_test(step4, describe_mr_gives_the_rkey_not_the_lkey);
-	tcase_add_test(step4, encode_mr_puts_each_field_big_endian_at_its_offset);
-	tcase_add_test(step4, decode_mr_reads_each_field_and_refuses_other_bytes);
-	tcase_add_test(step4, post_rdma_writes_into_and_reads_from_the_peers_buffer);
-	suite_add_tcase(s, step4);
-	tcase_set_timeout(step4, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

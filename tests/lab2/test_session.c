@@ -13,7 +13,7 @@
 
 /* Step 5 */
 
-START_TEST(disconnect_ends_the_connection_at_both_sides)
+RL_TEST(disconnect_ends_the_connection_at_both_sides, .step = 5, .points = 2)
 {
 	struct ref_opts o = ref_default();
 	struct lab2_conn c;
@@ -32,7 +32,7 @@ START_TEST(disconnect_ends_the_connection_at_both_sides)
 }
 END_TEST
 
-START_TEST(wait_disconnected_returns_once_the_client_disconnects)
+RL_TEST(wait_disconnected_returns_once_the_client_disconnects, .step = 5, .points = 1)
 {
 	struct ref_opts o = ref_default();
 	uint16_t port = rl_test_free_port();
@@ -55,7 +55,7 @@ START_TEST(wait_disconnected_returns_once_the_client_disconnects)
 }
 END_TEST
 
-START_TEST(destroy_frees_everything_and_clears_every_pointer)
+RL_TEST(destroy_frees_everything_and_clears_every_pointer, .step = 5, .points = 2)
 {
 	struct ref_opts o = ref_default();
 	struct lab2_conn c;
@@ -93,7 +93,8 @@ static struct rl_args run_args(uint16_t port, const char *addr)
 				 .addr = addr };
 }
 
-START_TEST(lab2_client_against_the_reference_server_moves_every_payload)
+RL_TEST(lab2_client_against_the_reference_server_moves_every_payload, .step = 5, .points = 3,
+	.needs = 4)
 {
 	struct ref_opts o = ref_default();
 	struct lab2_result res;
@@ -121,7 +122,8 @@ START_TEST(lab2_client_against_the_reference_server_moves_every_payload)
 }
 END_TEST
 
-START_TEST(lab2_server_against_the_reference_client_moves_every_payload)
+RL_TEST(lab2_server_against_the_reference_client_moves_every_payload, .step = 5, .points = 3,
+	.needs = 4)
 {
 	struct ref_opts o = ref_default();
 	uint16_t port = rl_test_free_port();
@@ -161,7 +163,8 @@ START_TEST(lab2_server_against_the_reference_client_moves_every_payload)
 }
 END_TEST
 
-START_TEST(lab2_client_reports_a_server_that_leaves_early_without_hanging)
+RL_TEST(lab2_client_reports_a_server_that_leaves_early_without_hanging, .step = 5, .points = 1,
+	.needs = 3)
 {
 	struct ref_opts o = ref_default();
 	struct lab2_result res;
@@ -188,7 +191,8 @@ START_TEST(lab2_client_reports_a_server_that_leaves_early_without_hanging)
 }
 END_TEST
 
-START_TEST(lab2_server_reports_a_client_that_leaves_early_without_hanging)
+RL_TEST(lab2_server_reports_a_client_that_leaves_early_without_hanging, .step = 5, .points = 1,
+	.needs = 3)
 {
 	struct ref_opts o = ref_default();
 	uint16_t port = rl_test_free_port();
@@ -214,20 +218,3 @@ START_TEST(lab2_server_reports_a_client_that_leaves_early_without_hanging)
 		      took);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab2 session");
-	TCase *step5 = tcase_create("step5");
-
-	tcase_add_test(step5, disconnect_ends_the_connection_at_both_sides);
-	tcase_add_test(step5, wait_disconnected_returns_once_the_client_disconnects);
-	tcase_add_test(step5, destroy_frees_everything_and_clears_every_pointer);
-	tcase_add_test(step5, lab2_client_against_the_reference_server_moves_every_payload);
-	tcase_add_test(step5, lab2_server_against_the_reference_client_moves_every_payload);
-	tcase_add_test(step5, lab2_client_reports_a_server_that_leaves_early_without_hanging);
-	tcase_add_test(step5, lab2_server_reports_a_client_that_leaves_early_without_hanging);
-	suite_add_tcase(s, step5);
-	tcase_set_timeout(step5, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

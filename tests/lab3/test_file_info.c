@@ -17,7 +17,7 @@ static void send_file_info(struct rf_receiver *rf, struct lab3_conn *c, struct r
 		      strerror(-ret));
 }
 
-START_TEST(file_info_announces_the_size_the_receiver_logs)
+RL_TEST(file_info_announces_the_size_the_receiver_logs, .step = 2, .points = 2)
 {
 	struct rf_receiver rf;
 	struct ref_file rfile;
@@ -41,7 +41,7 @@ START_TEST(file_info_announces_the_size_the_receiver_logs)
 }
 END_TEST
 
-START_TEST(file_info_carries_the_raw_hash_the_receiver_compares)
+RL_TEST(file_info_carries_the_raw_hash_the_receiver_compares, .step = 2, .points = 2)
 {
 	struct rf_receiver rf;
 	struct ref_file rfile;
@@ -64,7 +64,7 @@ START_TEST(file_info_carries_the_raw_hash_the_receiver_compares)
 }
 END_TEST
 
-START_TEST(file_info_of_an_empty_file_needs_no_window)
+RL_TEST(file_info_of_an_empty_file_needs_no_window, .step = 2, .points = 1)
 {
 	struct rf_receiver rf;
 	struct ref_file rfile;
@@ -86,16 +86,3 @@ START_TEST(file_info_of_an_empty_file_needs_no_window)
 	rf_stop(&rf);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab3 file info");
-	TCase *step2 = tcase_create("step2");
-
-	tcase_add_test(step2, file_info_announces_the_size_the_receiver_logs);
-	tcase_add_test(step2, file_info_carries_the_raw_hash_the_receiver_compares);
-	tcase_add_test(step2, file_info_of_an_empty_file_needs_no_window);
-	suite_add_tcase(s, step2);
-	tcase_set_timeout(step2, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

@@ -29,13 +29,13 @@ static void expect_sha256sum(uint64_t size)
 	ref_drop_file(&rfile);
 }
 
-START_TEST(hash_of_an_empty_file_is_the_sha256_of_nothing)
+RL_TEST(hash_of_an_empty_file_is_the_sha256_of_nothing, .step = 1, .points = 1)
 {
 	expect_sha256sum(0);
 }
 END_TEST
 
-START_TEST(hash_of_small_and_odd_sized_files_matches_sha256sum)
+RL_TEST(hash_of_small_and_odd_sized_files_matches_sha256sum, .step = 1, .points = 2)
 {
 	expect_sha256sum(1);
 	expect_sha256sum(4097);
@@ -43,13 +43,13 @@ START_TEST(hash_of_small_and_odd_sized_files_matches_sha256sum)
 }
 END_TEST
 
-START_TEST(hash_of_a_file_read_in_many_pieces_matches_sha256sum)
+RL_TEST(hash_of_a_file_read_in_many_pieces_matches_sha256sum, .step = 1, .points = 2)
 {
 	expect_sha256sum((3 << 20) + 12345);
 }
 END_TEST
 
-START_TEST(hash_covers_the_whole_file_wherever_its_offset_is)
+RL_TEST(hash_covers_the_whole_file_wherever_its_offset_is, .step = 1, .points = 1)
 {
 	struct ref_file rfile;
 	char want[65], got[65];
@@ -68,17 +68,3 @@ START_TEST(hash_covers_the_whole_file_wherever_its_offset_is)
 	ref_drop_file(&rfile);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab3 hash");
-	TCase *step1 = tcase_create("step1");
-
-	tcase_add_test(step1, hash_of_an_empty_file_is_the_sha256_of_nothing);
-	tcase_add_test(step1, hash_of_small_and_odd_sized_files_matches_sha256sum);
-	tcase_add_test(step1, hash_of_a_file_read_in_many_pieces_matches_sha256sum);
-	tcase_add_test(step1, hash_covers_the_whole_file_wherever_its_offset_is);
-	suite_add_tcase(s, step1);
-	tcase_set_timeout(step1, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

@@ -34,7 +34,7 @@ static int finish_with_lab_code(const char *const *opts, uint64_t size, bool fli
 	return ret;
 }
 
-START_TEST(finish_reports_good_when_every_byte_arrived)
+RL_TEST(finish_reports_good_when_every_byte_arrived, .step = 5, .points = 2)
 {
 	static const uint64_t sizes[] = { 0, 1, 300001 };
 	struct rl_msg_result result;
@@ -59,7 +59,7 @@ START_TEST(finish_reports_good_when_every_byte_arrived)
 }
 END_TEST
 
-START_TEST(finish_reports_bad_with_ebadmsg_when_the_hashes_differ)
+RL_TEST(finish_reports_bad_with_ebadmsg_when_the_hashes_differ, .step = 5, .points = 2)
 {
 	struct rl_msg_result result;
 	char line[1024];
@@ -75,7 +75,7 @@ START_TEST(finish_reports_bad_with_ebadmsg_when_the_hashes_differ)
 }
 END_TEST
 
-START_TEST(finish_reports_bad_when_the_receiver_says_bad)
+RL_TEST(finish_reports_bad_when_the_receiver_says_bad, .step = 5, .points = 1)
 {
 	struct rl_msg_result result;
 	char line[1024];
@@ -88,7 +88,7 @@ END_TEST
 
 /* Step 6 */
 
-START_TEST(student_id_is_the_one_the_receiver_logs)
+RL_TEST(student_id_is_the_one_the_receiver_logs, .step = 6, .points = 2)
 {
 	struct rf_receiver rf;
 	struct ref_file rfile;
@@ -115,7 +115,7 @@ START_TEST(student_id_is_the_one_the_receiver_logs)
 }
 END_TEST
 
-START_TEST(an_id_the_receiver_would_refuse_is_not_sent)
+RL_TEST(an_id_the_receiver_would_refuse_is_not_sent, .step = 6, .points = 1)
 {
 	static const char *const bad[] = {
 		"",
@@ -151,7 +151,7 @@ END_TEST
 
 /* Step 7 */
 
-START_TEST(key_is_the_one_the_receiver_computes_for_the_id)
+RL_TEST(key_is_the_one_the_receiver_computes_for_the_id, .step = 7, .points = 2)
 {
 	struct rf_receiver rf;
 	struct ref_file rfile;
@@ -183,7 +183,7 @@ START_TEST(key_is_the_one_the_receiver_computes_for_the_id)
 }
 END_TEST
 
-START_TEST(wait_key_reports_the_receivers_error_instead_of_a_key)
+RL_TEST(wait_key_reports_the_receivers_error_instead_of_a_key, .step = 7, .points = 1)
 {
 	struct rf_receiver rf;
 	struct ref_file rfile;
@@ -208,29 +208,3 @@ START_TEST(wait_key_reports_the_receivers_error_instead_of_a_key)
 	rf_stop(&rf);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab3 result, id, key");
-	TCase *step5 = tcase_create("step5");
-	TCase *step6 = tcase_create("step6");
-	TCase *step7 = tcase_create("step7");
-
-	tcase_add_test(step5, finish_reports_good_when_every_byte_arrived);
-	tcase_add_test(step5, finish_reports_bad_with_ebadmsg_when_the_hashes_differ);
-	tcase_add_test(step5, finish_reports_bad_when_the_receiver_says_bad);
-
-	tcase_add_test(step6, student_id_is_the_one_the_receiver_logs);
-	tcase_add_test(step6, an_id_the_receiver_would_refuse_is_not_sent);
-
-	tcase_add_test(step7, key_is_the_one_the_receiver_computes_for_the_id);
-	tcase_add_test(step7, wait_key_reports_the_receivers_error_instead_of_a_key);
-
-	suite_add_tcase(s, step5);
-	suite_add_tcase(s, step6);
-	suite_add_tcase(s, step7);
-	tcase_set_timeout(step5, RL_TEST_TIMEOUT_RDMA);
-	tcase_set_timeout(step6, RL_TEST_TIMEOUT_RDMA);
-	tcase_set_timeout(step7, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

@@ -42,7 +42,8 @@ static void expect_failure(const struct ref_run *run, const char *what, const ch
 	ck_assert_msg(!run->key[0], "%s: expected no key printed, got %s", what, run->key);
 }
 
-START_TEST(sender_prints_the_key_for_empty_small_odd_and_many_window_files)
+RL_TEST(sender_prints_the_key_for_empty_small_odd_and_many_window_files, .step = 7, .points = 3,
+	.needs = 6)
 {
 	static const char *const opts[] = { "--fault-window", "64K", NULL };
 	static const uint64_t sizes[] = { 0, 1, 4097, 300001 };
@@ -73,7 +74,8 @@ START_TEST(sender_prints_the_key_for_empty_small_odd_and_many_window_files)
 }
 END_TEST
 
-START_TEST(sender_exits_non_zero_and_says_bad_when_the_hash_differs)
+RL_TEST(sender_exits_non_zero_and_says_bad_when_the_hash_differs, .step = 7, .points = 1,
+	.needs = 6)
 {
 	static const char *const opts[] = { "--fault-bad-hash", NULL };
 	struct rf_receiver rf;
@@ -86,7 +88,7 @@ START_TEST(sender_exits_non_zero_and_says_bad_when_the_hash_differs)
 }
 END_TEST
 
-START_TEST(sender_prints_the_code_and_text_of_an_error)
+RL_TEST(sender_prints_the_code_and_text_of_an_error, .step = 7, .points = 1, .needs = 6)
 {
 	static const char *const opts[] = { "--max-file-size", "4K", NULL };
 	struct rf_receiver rf;
@@ -99,7 +101,8 @@ START_TEST(sender_prints_the_code_and_text_of_an_error)
 }
 END_TEST
 
-START_TEST(sender_exits_non_zero_when_the_receiver_drops_the_connection)
+RL_TEST(sender_exits_non_zero_when_the_receiver_drops_the_connection, .step = 7, .points = 2,
+	.needs = 6)
 {
 	static const char *const steps[] = { "2", "3", "5", "7" };
 	struct rf_receiver rf;
@@ -124,7 +127,7 @@ START_TEST(sender_exits_non_zero_when_the_receiver_drops_the_connection)
 }
 END_TEST
 
-START_TEST(sender_times_out_instead_of_waiting_for_ever)
+RL_TEST(sender_times_out_instead_of_waiting_for_ever, .step = 7, .points = 1, .needs = 6)
 {
 	static const char *const opts[] = { "--fault-delay", "5:30000", NULL };
 	struct rf_receiver rf;
@@ -136,18 +139,3 @@ START_TEST(sender_times_out_instead_of_waiting_for_ever)
 	rf_stop(&rf);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab3 sender program");
-	TCase *step7 = tcase_create("step7");
-
-	tcase_add_test(step7, sender_prints_the_key_for_empty_small_odd_and_many_window_files);
-	tcase_add_test(step7, sender_exits_non_zero_and_says_bad_when_the_hash_differs);
-	tcase_add_test(step7, sender_prints_the_code_and_text_of_an_error);
-	tcase_add_test(step7, sender_exits_non_zero_when_the_receiver_drops_the_connection);
-	tcase_add_test(step7, sender_times_out_instead_of_waiting_for_ever);
-	suite_add_tcase(s, step7);
-	tcase_set_timeout(step7, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

@@ -9,7 +9,7 @@ static const char *const small_windows[] = { "--fault-window", "64K", NULL };
 
 /* Step 3 */
 
-START_TEST(register_maps_the_whole_file_into_an_mr_of_the_pd)
+RL_TEST(register_maps_the_whole_file_into_an_mr_of_the_pd, .step = 3, .points = 2)
 {
 	struct rf_receiver rf;
 	struct ref_file rfile;
@@ -38,7 +38,7 @@ START_TEST(register_maps_the_whole_file_into_an_mr_of_the_pd)
 }
 END_TEST
 
-START_TEST(register_of_an_empty_file_makes_no_mr)
+RL_TEST(register_of_an_empty_file_makes_no_mr, .step = 3, .points = 1)
 {
 	struct ref_file rfile;
 	struct ibv_context *ctx = NULL;
@@ -65,7 +65,7 @@ START_TEST(register_of_an_empty_file_makes_no_mr)
 }
 END_TEST
 
-START_TEST(wait_window_returns_the_window_the_receiver_grants)
+RL_TEST(wait_window_returns_the_window_the_receiver_grants, .step = 3, .points = 2)
 {
 	struct rf_receiver rf;
 	struct ref_file rfile;
@@ -138,14 +138,14 @@ static void second_window_due(struct lab3_file *f)
 	f->windows = 1;
 }
 
-START_TEST(wait_window_refuses_a_window_that_does_not_follow_the_last)
+RL_TEST(wait_window_refuses_a_window_that_does_not_follow_the_last, .step = 3, .points = 1)
 {
 	expect_window_refused(written_already, "window 0 at offset 0 after 65536 bytes written");
 	expect_window_refused(second_window_due, "window 0 when window 1 is due");
 }
 END_TEST
 
-START_TEST(wait_window_refuses_a_window_past_the_end_of_the_file)
+RL_TEST(wait_window_refuses_a_window_past_the_end_of_the_file, .step = 3, .points = 1)
 {
 	expect_window_refused(smaller_file, "a 65536-byte window for a 1000-byte file");
 }
@@ -187,20 +187,20 @@ static void write_with_lab_code(const char *const *opts, uint64_t size)
 	rf_stop(&rf);
 }
 
-START_TEST(write_window_puts_the_bytes_where_the_window_says)
+RL_TEST(write_window_puts_the_bytes_where_the_window_says, .step = 4, .points = 3)
 {
 	write_with_lab_code(NULL, 1);
 	write_with_lab_code(NULL, 4097);
 }
 END_TEST
 
-START_TEST(write_window_writes_every_window_of_a_file)
+RL_TEST(write_window_writes_every_window_of_a_file, .step = 4, .points = 2)
 {
 	write_with_lab_code(small_windows, 300001);
 }
 END_TEST
 
-START_TEST(write_window_splits_a_large_window_into_chunks)
+RL_TEST(write_window_splits_a_large_window_into_chunks, .step = 4, .points = 2)
 {
 	static const char *const large[] = { "--max-window", "4M", NULL };
 
@@ -209,7 +209,7 @@ START_TEST(write_window_splits_a_large_window_into_chunks)
 }
 END_TEST
 
-START_TEST(write_window_with_a_wrong_rkey_fails_with_eio_instead_of_hanging)
+RL_TEST(write_window_with_a_wrong_rkey_fails_with_eio_instead_of_hanging, .step = 4, .points = 1)
 {
 	struct rf_receiver rf;
 	struct ref_file rfile;
@@ -266,7 +266,7 @@ static void send_windows_with_lab_code(uint64_t size, uint32_t windows)
 	rf_stop(&rf);
 }
 
-START_TEST(send_windows_writes_every_window_in_order_and_says_done)
+RL_TEST(send_windows_writes_every_window_in_order_and_says_done, .step = 4, .points = 3, .needs = 3)
 {
 	send_windows_with_lab_code(1, 1);
 	send_windows_with_lab_code(65536, 1);
@@ -274,34 +274,8 @@ START_TEST(send_windows_writes_every_window_in_order_and_says_done)
 }
 END_TEST
 
-START_TEST(send_windows_of_an_empty_file_sends_nothing)
+RL_TEST(send_windows_of_an_empty_file_sends_nothing, .step = 4, .points = 1)
 {
 	send_windows_with_lab_code(0, 0);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab3 windows");
-	TCase *step3 = tcase_create("step3");
-	TCase *step4 = tcase_create("step4");
-
-	tcase_add_test(step3, register_maps_the_whole_file_into_an_mr_of_the_pd);
-	tcase_add_test(step3, register_of_an_empty_file_makes_no_mr);
-	tcase_add_test(step3, wait_window_returns_the_window_the_receiver_grants);
-	tcase_add_test(step3, wait_window_refuses_a_window_that_does_not_follow_the_last);
-	tcase_add_test(step3, wait_window_refuses_a_window_past_the_end_of_the_file);
-
-	tcase_add_test(step4, write_window_puts_the_bytes_where_the_window_says);
-	tcase_add_test(step4, write_window_writes_every_window_of_a_file);
-	tcase_add_test(step4, write_window_splits_a_large_window_into_chunks);
-	tcase_add_test(step4, write_window_with_a_wrong_rkey_fails_with_eio_instead_of_hanging);
-	tcase_add_test(step4, send_windows_writes_every_window_in_order_and_says_done);
-	tcase_add_test(step4, send_windows_of_an_empty_file_sends_nothing);
-
-	suite_add_tcase(s, step3);
-	suite_add_tcase(s, step4);
-	tcase_set_timeout(step3, RL_TEST_TIMEOUT_RDMA);
-	tcase_set_timeout(step4, RL_TEST_TIMEOUT_RDMA);
-	return s;
-}

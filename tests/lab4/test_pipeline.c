@@ -14,7 +14,7 @@ static int run_pipeline(struct fx_pair *p, uint64_t size, uint32_t chunk, uint32
 	return lab4_pipeline(&p->s);
 }
 
-START_TEST(pipeline_writes_every_chunk_in_order_to_the_right_place)
+RL_TEST(pipeline_writes_every_chunk_in_order_to_the_right_place, .step = 1, .points = 3)
 {
 	struct fx_pair p;
 	struct ibv_wc wc;
@@ -39,7 +39,7 @@ START_TEST(pipeline_writes_every_chunk_in_order_to_the_right_place)
 }
 END_TEST
 
-START_TEST(pipeline_never_has_more_than_the_window_outstanding)
+RL_TEST(pipeline_never_has_more_than_the_window_outstanding, .step = 1, .points = 2)
 {
 	struct fx_pair p;
 	int ret = run_pipeline(&p, 40 * 4096, 4096, 3, 1);
@@ -53,7 +53,7 @@ START_TEST(pipeline_never_has_more_than_the_window_outstanding)
 }
 END_TEST
 
-START_TEST(pipeline_signals_every_kth_chunk_and_the_last)
+RL_TEST(pipeline_signals_every_kth_chunk_and_the_last, .step = 1, .points = 2)
 {
 	struct fx_pair p;
 	uint32_t i;
@@ -73,7 +73,7 @@ START_TEST(pipeline_signals_every_kth_chunk_and_the_last)
 }
 END_TEST
 
-START_TEST(pipeline_finishes_when_k_is_larger_than_the_window)
+RL_TEST(pipeline_finishes_when_k_is_larger_than_the_window, .step = 1, .points = 1)
 {
 	struct fx_pair p;
 	int ret = run_pipeline(&p, 20 * 4096, 4096, 2, 16);
@@ -87,7 +87,7 @@ START_TEST(pipeline_finishes_when_k_is_larger_than_the_window)
 }
 END_TEST
 
-START_TEST(pipeline_of_an_empty_file_posts_nothing)
+RL_TEST(pipeline_of_an_empty_file_posts_nothing, .step = 1, .points = 1)
 {
 	struct fx_pair p;
 	int ret = run_pipeline(&p, 0, 4096, 8, 4);
@@ -98,7 +98,7 @@ START_TEST(pipeline_of_an_empty_file_posts_nothing)
 }
 END_TEST
 
-START_TEST(pipeline_returns_eio_for_a_failed_write_instead_of_hanging)
+RL_TEST(pipeline_returns_eio_for_a_failed_write_instead_of_hanging, .step = 1, .points = 1)
 {
 	struct fx_pair p;
 	int ret;
@@ -112,19 +112,3 @@ START_TEST(pipeline_returns_eio_for_a_failed_write_instead_of_hanging)
 	fx_pair_close(&p);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab4 pipeline");
-	TCase *tc = tcase_create("step1");
-
-	tcase_add_test(tc, pipeline_writes_every_chunk_in_order_to_the_right_place);
-	tcase_add_test(tc, pipeline_never_has_more_than_the_window_outstanding);
-	tcase_add_test(tc, pipeline_signals_every_kth_chunk_and_the_last);
-	tcase_add_test(tc, pipeline_finishes_when_k_is_larger_than_the_window);
-	tcase_add_test(tc, pipeline_of_an_empty_file_posts_nothing);
-	tcase_add_test(tc, pipeline_returns_eio_for_a_failed_write_instead_of_hanging);
-	tcase_set_timeout(tc, RL_TEST_TIMEOUT_RDMA);
-	suite_add_tcase(s, tc);
-	return s;
-}

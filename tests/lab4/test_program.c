@@ -68,7 +68,7 @@ static void says_sent_and_good(uint64_t size, const char *how, const struct fx_r
 		      (unsigned long long)size, how, serve->status, serve->out, serve->err);
 }
 
-START_TEST(send_prints_the_contract_line_and_receiver_good)
+RL_TEST(send_prints_the_contract_line_and_receiver_good, .step = 2, .points = 3, .needs = 1)
 {
 	static const uint64_t sizes[] = { 0, 1, (3 << 20) + 5 };
 	struct fx_run serve, send;
@@ -82,7 +82,8 @@ START_TEST(send_prints_the_contract_line_and_receiver_good)
 }
 END_TEST
 
-START_TEST(send_says_receiver_bad_and_exits_1_when_the_hash_differs)
+RL_TEST(send_says_receiver_bad_and_exits_1_when_the_hash_differs, .step = 2, .points = 1,
+	.needs = 1)
 {
 	struct fx_run serve, send;
 
@@ -95,7 +96,7 @@ START_TEST(send_says_receiver_bad_and_exits_1_when_the_hash_differs)
 }
 END_TEST
 
-START_TEST(send_delivers_the_file_with_every_wait_strategy)
+RL_TEST(send_delivers_the_file_with_every_wait_strategy, .step = 5, .points = 2, .needs = 2)
 {
 	static const char *const waits[] = { "event", "adaptive", NULL };
 	const uint64_t size = (3 << 20) + 5;
@@ -109,19 +110,3 @@ START_TEST(send_delivers_the_file_with_every_wait_strategy)
 	}
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab4 program");
-	TCase *tc = tcase_create("step2");
-	TCase *tc5 = tcase_create("step5");
-
-	tcase_add_test(tc, send_prints_the_contract_line_and_receiver_good);
-	tcase_add_test(tc, send_says_receiver_bad_and_exits_1_when_the_hash_differs);
-	tcase_set_timeout(tc, RL_TEST_TIMEOUT_RDMA);
-	suite_add_tcase(s, tc);
-	tcase_add_test(tc5, send_delivers_the_file_with_every_wait_strategy);
-	tcase_set_timeout(tc5, RL_TEST_TIMEOUT_RDMA);
-	suite_add_tcase(s, tc5);
-	return s;
-}

@@ -3,7 +3,7 @@
 
 #include "fixture.h"
 
-START_TEST(rc_is_available_on_this_device)
+RL_TEST(rc_is_available_on_this_device, .step = 4, .points = 1)
 {
 	struct ibv_context *ctx = fx_open_ctx();
 	int ret = lab4_check_transport(ctx, LAB4_RC);
@@ -14,7 +14,7 @@ START_TEST(rc_is_available_on_this_device)
 }
 END_TEST
 
-START_TEST(srd_is_refused_with_eopnotsupp_on_a_device_that_is_not_efa)
+RL_TEST(srd_is_refused_with_eopnotsupp_on_a_device_that_is_not_efa, .step = 4, .points = 1)
 {
 	struct ibv_context *ctx = fx_open_ctx();
 	struct ibv_device_attr attr;
@@ -29,15 +29,3 @@ START_TEST(srd_is_refused_with_eopnotsupp_on_a_device_that_is_not_efa)
 	ibv_close_device(ctx);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab4 transport");
-	TCase *tc = tcase_create("step4");
-
-	tcase_add_test(tc, rc_is_available_on_this_device);
-	tcase_add_test(tc, srd_is_refused_with_eopnotsupp_on_a_device_that_is_not_efa);
-	tcase_set_timeout(tc, RL_TEST_TIMEOUT_RDMA);
-	suite_add_tcase(s, tc);
-	return s;
-}

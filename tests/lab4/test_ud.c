@@ -4,7 +4,7 @@
 
 #include "fixture.h"
 
-START_TEST(ud_to_rts_leaves_the_qp_in_rts_with_the_qkey)
+RL_TEST(ud_to_rts_leaves_the_qp_in_rts_with_the_qkey, .step = 3, .points = 2)
 {
 	struct ibv_context *ctx = fx_open_ctx();
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
@@ -70,7 +70,7 @@ static int send_datagram(struct lab4_ud *a, struct lab4_ud *b, uint32_t len, str
 	return ret;
 }
 
-START_TEST(ud_ah_and_send_deliver_an_mtu_sized_datagram_to_the_peer)
+RL_TEST(ud_ah_and_send_deliver_an_mtu_sized_datagram_to_the_peer, .step = 3, .points = 3)
 {
 	struct ibv_context *ctx = fx_open_ctx();
 	struct lab4_ud a, b;
@@ -90,7 +90,7 @@ START_TEST(ud_ah_and_send_deliver_an_mtu_sized_datagram_to_the_peer)
 }
 END_TEST
 
-START_TEST(ud_send_refuses_a_datagram_longer_than_the_mtu)
+RL_TEST(ud_send_refuses_a_datagram_longer_than_the_mtu, .step = 3, .points = 1)
 {
 	struct ibv_context *ctx = fx_open_ctx();
 	struct lab4_ud a, b;
@@ -109,7 +109,7 @@ START_TEST(ud_send_refuses_a_datagram_longer_than_the_mtu)
 }
 END_TEST
 
-START_TEST(ud_payload_starts_after_the_40_byte_grh)
+RL_TEST(ud_payload_starts_after_the_40_byte_grh, .step = 3, .points = 1)
 {
 	uint8_t slot[100] = { 0 };
 	const uint8_t *payload = NULL;
@@ -125,7 +125,7 @@ START_TEST(ud_payload_starts_after_the_40_byte_grh)
 }
 END_TEST
 
-START_TEST(ud_ping_and_pong_echo_every_datagram)
+RL_TEST(ud_ping_and_pong_echo_every_datagram, .step = 3, .points = 2)
 {
 	char port[16];
 	const char *pong_args[] = { "ud-pong", "-p", port, "--timeout", "20", NULL };
@@ -145,18 +145,3 @@ START_TEST(ud_ping_and_pong_echo_every_datagram)
 		      pong.out, pong.err);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab4 ud");
-	TCase *tc = tcase_create("step3");
-
-	tcase_add_test(tc, ud_to_rts_leaves_the_qp_in_rts_with_the_qkey);
-	tcase_add_test(tc, ud_ah_and_send_deliver_an_mtu_sized_datagram_to_the_peer);
-	tcase_add_test(tc, ud_send_refuses_a_datagram_longer_than_the_mtu);
-	tcase_add_test(tc, ud_payload_starts_after_the_40_byte_grh);
-	tcase_add_test(tc, ud_ping_and_pong_echo_every_datagram);
-	tcase_set_timeout(tc, RL_TEST_TIMEOUT_RDMA);
-	suite_add_tcase(s, tc);
-	return s;
-}

@@ -127,7 +127,7 @@ static void took_chunk_0(const struct timed *t, const char *what)
 		      (unsigned long long)t->wc[0].wr_id, ibv_wc_status_str(t->wc[0].status));
 }
 
-START_TEST(poll_event_returns_a_completion_already_in_the_cq)
+RL_TEST(poll_event_returns_a_completion_already_in_the_cq, .step = 5, .points = 1)
 {
 	struct fx_pair p;
 	struct timed t;
@@ -141,7 +141,7 @@ START_TEST(poll_event_returns_a_completion_already_in_the_cq)
 }
 END_TEST
 
-START_TEST(poll_event_sleeps_until_a_late_completion_then_takes_it)
+RL_TEST(poll_event_sleeps_until_a_late_completion_then_takes_it, .step = 5, .points = 2)
 {
 	struct fx_pair p;
 	struct late_post lp;
@@ -165,7 +165,7 @@ START_TEST(poll_event_sleeps_until_a_late_completion_then_takes_it)
 }
 END_TEST
 
-START_TEST(poll_event_takes_a_completion_that_lands_just_before_the_arm)
+RL_TEST(poll_event_takes_a_completion_that_lands_just_before_the_arm, .step = 5, .points = 2)
 {
 	struct fx_pair p;
 	struct timed t;
@@ -179,7 +179,7 @@ START_TEST(poll_event_takes_a_completion_that_lands_just_before_the_arm)
 }
 END_TEST
 
-START_TEST(poll_event_gives_up_after_the_timeout_when_nothing_is_in_flight)
+RL_TEST(poll_event_gives_up_after_the_timeout_when_nothing_is_in_flight, .step = 5, .points = 1)
 {
 	struct fx_pair p;
 	struct timed t;
@@ -195,7 +195,7 @@ START_TEST(poll_event_gives_up_after_the_timeout_when_nothing_is_in_flight)
 }
 END_TEST
 
-START_TEST(poll_adaptive_polls_through_its_budget_without_arming)
+RL_TEST(poll_adaptive_polls_through_its_budget_without_arming, .step = 5, .points = 2)
 {
 	struct fx_pair p;
 	struct late_post lp;
@@ -214,7 +214,7 @@ START_TEST(poll_adaptive_polls_through_its_budget_without_arming)
 }
 END_TEST
 
-START_TEST(poll_adaptive_sleeps_once_its_budget_is_spent)
+RL_TEST(poll_adaptive_sleeps_once_its_budget_is_spent, .step = 5, .points = 2)
 {
 	struct fx_pair p;
 	struct late_post lp;
@@ -233,7 +233,7 @@ START_TEST(poll_adaptive_sleeps_once_its_budget_is_spent)
 }
 END_TEST
 
-START_TEST(poll_adaptive_takes_a_completion_that_lands_just_before_the_arm)
+RL_TEST(poll_adaptive_takes_a_completion_that_lands_just_before_the_arm, .step = 5, .points = 1)
 {
 	struct fx_pair p;
 	struct timed t;
@@ -247,7 +247,7 @@ START_TEST(poll_adaptive_takes_a_completion_that_lands_just_before_the_arm)
 }
 END_TEST
 
-START_TEST(poll_adaptive_gives_up_after_the_timeout)
+RL_TEST(poll_adaptive_gives_up_after_the_timeout, .step = 5, .points = 1)
 {
 	struct fx_pair p;
 	struct timed t;
@@ -262,21 +262,3 @@ START_TEST(poll_adaptive_gives_up_after_the_timeout)
 	close_sender(&p);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab4 wait");
-	TCase *tc = tcase_create("step5");
-
-	tcase_add_test(tc, poll_event_returns_a_completion_already_in_the_cq);
-	tcase_add_test(tc, poll_event_sleeps_until_a_late_completion_then_takes_it);
-	tcase_add_test(tc, poll_event_takes_a_completion_that_lands_just_before_the_arm);
-	tcase_add_test(tc, poll_event_gives_up_after_the_timeout_when_nothing_is_in_flight);
-	tcase_add_test(tc, poll_adaptive_polls_through_its_budget_without_arming);
-	tcase_add_test(tc, poll_adaptive_sleeps_once_its_budget_is_spent);
-	tcase_add_test(tc, poll_adaptive_takes_a_completion_that_lands_just_before_the_arm);
-	tcase_add_test(tc, poll_adaptive_gives_up_after_the_timeout);
-	tcase_set_timeout(tc, RL_TEST_TIMEOUT_RDMA);
-	suite_add_tcase(s, tc);
-	return s;
-}

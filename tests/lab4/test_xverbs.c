@@ -5,7 +5,7 @@
 
 #include "fixture.h"
 
-START_TEST(post_chunk_writes_its_bytes_with_the_index_as_immediate_data)
+RL_TEST(post_chunk_writes_its_bytes_with_the_index_as_immediate_data, .step = 2, .points = 3)
 {
 	struct fx_pair p;
 	struct ibv_wc wc;
@@ -31,7 +31,7 @@ START_TEST(post_chunk_writes_its_bytes_with_the_index_as_immediate_data)
 }
 END_TEST
 
-START_TEST(post_chunk_unsignaled_gives_no_completion_of_its_own)
+RL_TEST(post_chunk_unsignaled_gives_no_completion_of_its_own, .step = 2, .points = 1)
 {
 	struct fx_pair p;
 	struct ibv_wc wc;
@@ -53,7 +53,7 @@ START_TEST(post_chunk_unsignaled_gives_no_completion_of_its_own)
 }
 END_TEST
 
-START_TEST(poll_arrivals_reads_index_and_length_from_the_extended_cq)
+RL_TEST(poll_arrivals_reads_index_and_length_from_the_extended_cq, .step = 2, .points = 3)
 {
 	struct fx_pair p;
 	struct lab4_arrival arr[8];
@@ -82,7 +82,7 @@ START_TEST(poll_arrivals_reads_index_and_length_from_the_extended_cq)
 }
 END_TEST
 
-START_TEST(poll_arrivals_returns_zero_when_nothing_arrived)
+RL_TEST(poll_arrivals_returns_zero_when_nothing_arrived, .step = 2, .points = 1)
 {
 	struct fx_pair p;
 	struct lab4_arrival arr[4];
@@ -122,33 +122,34 @@ static void receive_with_lab_code(uint64_t size, uint32_t chunk, bool flip, bool
 	fx_pair_close(&p);
 }
 
-START_TEST(receive_file_hashes_every_chunk_as_it_arrives)
+RL_TEST(receive_file_hashes_every_chunk_as_it_arrives, .step = 2, .points = 3)
 {
 	receive_with_lab_code(1, 4096, false, true);
 	receive_with_lab_code(300001, 65536, false, true);
 }
 END_TEST
 
-START_TEST(receive_file_posts_receives_again_for_more_chunks_than_the_queue_holds)
+RL_TEST(receive_file_posts_receives_again_for_more_chunks_than_the_queue_holds, .step = 2,
+	.points = 2)
 {
 	/* 5000 chunks of 64 bytes; the receiver posts min(LAB4_RECV_DEPTH, max_qp_wr) at first. */
 	receive_with_lab_code(5000 * 64 - 3, 64, false, true);
 }
 END_TEST
 
-START_TEST(receive_file_is_not_good_when_the_announced_hash_differs)
+RL_TEST(receive_file_is_not_good_when_the_announced_hash_differs, .step = 2, .points = 1)
 {
 	receive_with_lab_code(100000, 4096, true, false);
 }
 END_TEST
 
-START_TEST(receive_file_of_an_empty_file_is_the_hash_of_nothing)
+RL_TEST(receive_file_of_an_empty_file_is_the_hash_of_nothing, .step = 2, .points = 1)
 {
 	receive_with_lab_code(0, 4096, false, true);
 }
 END_TEST
 
-START_TEST(receive_file_refuses_a_chunk_out_of_order)
+RL_TEST(receive_file_refuses_a_chunk_out_of_order, .step = 2, .points = 1)
 {
 	struct fx_pair p;
 	struct ibv_wc wc;
@@ -163,22 +164,3 @@ START_TEST(receive_file_refuses_a_chunk_out_of_order)
 	fx_pair_close(&p);
 }
 END_TEST
-
-Suite *rl_test_suite(void)
-{
-	Suite *s = suite_create("lab4 extended verbs");
-	TCase *tc = tcase_create("step2");
-
-	tcase_add_test(tc, post_chunk_writes_its_bytes_with_the_index_as_immediate_data);
-	tcase_add_test(tc, post_chunk_unsignaled_gives_no_completion_of_its_own);
-	tcase_add_test(tc, poll_arrivals_reads_index_and_length_from_the_extended_cq);
-	tcase_add_test(tc, poll_arrivals_returns_zero_when_nothing_arrived);
-	tcase_add_test(tc, receive_file_hashes_every_chunk_as_it_arrives);
-	tcase_add_test(tc, receive_file_posts_receives_again_for_more_chunks_than_the_queue_holds);
-	tcase_add_test(tc, receive_file_is_not_good_when_the_announced_hash_differs);
-	tcase_add_test(tc, receive_file_of_an_empty_file_is_the_hash_of_nothing);
-	tcase_add_test(tc, receive_file_refuses_a_chunk_out_of_order);
-	tcase_set_timeout(tc, RL_TEST_TIMEOUT_RDMA);
-	suite_add_tcase(s, tc);
-	return s;
-}
