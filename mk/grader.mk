@@ -19,6 +19,8 @@ TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: messages of many lines re
 	"tests/grader/test-messages")
 TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: make grade LAB=0 with a Lab 1 that does not compile" \
 	"tests/grader/test-make-grade")
+TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: each test declares its points once; scripts/rubric reads them" \
+	"tests/grader/test-rubric")
 
 .PHONY: grade grade-samples grader-kit
 

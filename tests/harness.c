@@ -83,9 +83,9 @@ uint16_t rl_test_free_port(void)
  * SIGABRT first writes one block to stderr, which lab-check shows under the
  * failed test:
  *
- *   crash in test pd_is_allocated_on_the_given_context: SIGSEGV (segmentation fault) at address 0x0
+ *   crash in test pd_is_allocated_on_its_context: SIGSEGV (segmentation fault) at address 0x0
  *       #0 lab1_alloc_pd (labs/lab1/resources.c:21)
- *       #1 pd_is_allocated_on_the_given_context_fn (tests/lab1/test_resources.c:14)
+ *       #1 pd_is_allocated_on_its_context_fn (tests/lab1/test_resources.c:14)
  *
  * then dies of the same signal, so Check fails the test exactly as before.
  *

@@ -18,7 +18,7 @@ void rl_harness_start(void);
  * A lab's graded test declares its grade where its body is, in place of
  * START_TEST:
  *
- *   RL_TEST(pick_breaks_ties_with_the_lowest_index, .step = 7, .points = 1)
+ *   RL_TEST(opening_a_device_by_its_name_gives_that_device, .step = 3, .points = 2)
  *   {
  *           ...
  *   }
