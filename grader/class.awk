@@ -2,7 +2,8 @@
 # Input: DIR/NAME/results.tsv and results.json of every student (see
 # format.awk); variables: out (DIR), students and labs (space-separated). Writes DIR/class.csv
 # (student, one column per lab, total, max, status) and DIR/summary.txt (the
-# distribution of the totals), and prints the summary.
+# distribution of the totals, and each student a lab of whom was refused for
+# breaking its rules), and prints the summary.
 
 function csv(s) {
 	if (s ~ /[",\n]/) {
@@ -28,6 +29,8 @@ BEGIN {
 		while ((getline line < file) > 0) {
 			if (split(line, fld, "\t") < 6)
 				continue
+			if (fld[2] == "build" && fld[7] ~ /^refused: /)
+				flagged[student] = flagged[student] " " fld[1]
 			got[student, fld[1]] += fld[5]
 			max[student, fld[1]] += fld[6]
 			total[student] += fld[5]
@@ -93,6 +96,10 @@ END {
 				sum += got[names[i], lab[l]]
 		printf "lab %s: mean %.1f of %d\n", lab[l], (graded ? sum / graded : 0), classmax[lab[l]] > g
 	}
+	for (i = 1; i <= ns; i++)
+		if (names[i] in flagged)
+			printf "flagged: %s: lab%s broke the rules of a lab's files, scored 0 (see the report)\n",
+				names[i], flagged[names[i]] > g
 	close(g)
 	while ((getline line < g) > 0)
 		print line

@@ -60,7 +60,7 @@ $(call LAB_RUBRIC,$(1)): scripts/rubric $(wildcard tests/lab$(1)/test_*.c)
 endef
 $(foreach n,$(LABS),$(eval $(call rubric_rule,$(n))))
 
-.PHONY: stubs stubs-check labs check watch check-labs check-labs-report
+.PHONY: stubs stubs-check labs check watch rules check-labs check-labs-report
 .SECONDARY:
 
 ifeq ($(HAVE_SOLUTIONS),yes)
@@ -91,6 +91,8 @@ check:
 		echo "make check: no $(CHECK_TREE)/lab$(LAB) here$(if $(HAVE_SOLUTIONS),, (SOL=1 needs solutions/, which a student handout does not have))" >&2; exit 2; fi
 	@$(MAKE) --no-print-directory $($(CHECK_TREE)_lab$(LAB)_PROG) $($(CHECK_TREE)_lab$(LAB)_TESTS) \
 		$(call LAB_RUBRIC,$(LAB))
+	@$(call LAB_RULES,$(LAB),$(CHECK_TREE)) || { echo "make check: Lab $(LAB) breaks the rules above, \
+		so the grader would score it 0 (docs/labs-howto.md, \"The rules\"): fix them first" >&2; exit 1; }
 	@$(RUN_RDMA) -- scripts/lab-check run $(if $(STEP),--step $(STEP)) \
 		--dir $(CHECK_DIR) $($(CHECK_TREE)_lab$(LAB)_TESTS) || true
 	@scripts/lab-check report $(if $(STEP),--step $(STEP)) --lab $(LAB) --from $(CHECK_TREE) \
@@ -98,6 +100,14 @@ check:
 
 watch:
 	@scripts/watch "$(LAB)" "$(STEP)" $(CHECK_TREE)
+
+# make rules LAB=N [SOL=1]: what the student's files of lab N may contain
+# (scripts/lab-rules: headers, functions called and defined, no constructors,
+# no assembly), checked on their objects. make check and the grader check
+# them first: a lab that breaks one scores 0.
+LAB_RULES = CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" scripts/lab-rules $(1) $(2) $(BUILD)/$(2)/lab$(1)
+rules:
+	@$(call LAB_RULES,$(LAB),$(CHECK_TREE))
 
 # For CI: labs/ is what solutions/ generate; with the solutions every test
 # passes; on the untouched stubs every test fails. One run for all labs
@@ -121,6 +131,10 @@ check-labs: stubs-check labs
 
 check-labs-report:
 	@status=0; for n in $(LABS); do \
+		for t in solutions labs; do \
+			CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" scripts/lab-rules $$n $$t $(BUILD)/$$t/lab$$n || status=1; \
+		done; \
+		scripts/allow-list $$n --check || status=1; \
 		scripts/lab-check report --lab $$n --from solutions $(BUILD)/rubric/lab$$n \
 			$(BUILD)/solutions/lab$$n/results || status=1; echo; \
 		scripts/lab-check report --stubs --lab $$n --from labs $(BUILD)/rubric/lab$$n \
