@@ -19,8 +19,12 @@ TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: messages of many lines re
 	"tests/grader/test-messages")
 TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: make grade LAB=0 with a Lab 1 that does not compile" \
 	"tests/grader/test-make-grade")
+TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: a test program's parent decides every result (exit(0), daemons, skips)" \
+	"tests/grader/test-graded")
 TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: each test declares its points once; scripts/rubric reads them" \
 	"tests/grader/test-rubric")
+TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: a lab's files keep its rules (includes, calls, no constructors, no assembly)" \
+	"tests/grader/test-lab-rules")
 
 .PHONY: grade grade-samples grader-kit
 

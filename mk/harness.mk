@@ -1,4 +1,4 @@
-# harness.mk: the crash victim, a test program whose tests crash on purpose.
+# harness.mk: the victims, test programs whose tests fail on purpose.
 # tests/unit/test_crash_report runs it and checks the harness's crash report.
 CRASH_VICTIM := $(BUILD)/tests/unit/crash_victim
 
@@ -7,3 +7,12 @@ $(CRASH_VICTIM): $(BUILD)/tests/unit/crash_victim.o $(HARNESS_OBJ)
 
 $(BUILD)/tests/unit/test_crash_report: | $(CRASH_VICTIM)
 build: $(CRASH_VICTIM)
+
+# The graded victim: a lab's test program in miniature (tests/graded.c's
+# main), run by tests/grader/test-graded.
+GRADED_VICTIM := $(BUILD)/tests/unit/graded_victim
+
+$(GRADED_VICTIM): $(BUILD)/tests/unit/graded_victim.o $(GRADED_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+build: $(GRADED_VICTIM)
