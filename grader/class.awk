@@ -1,8 +1,9 @@
 # class.awk: a class's scores from each student's results.
 # Input: DIR/NAME/results.tsv and results.json of every student (see
 # format.awk); variables: out (DIR), students and labs (space-separated). Writes DIR/class.csv
-# (student, one column per lab, total, max, status) and DIR/summary.txt (the
-# distribution of the totals, and each student a lab of whom was refused for
+# (student, one column per lab, total, max, status, seconds: the time its
+# builds and tests took) and DIR/summary.txt (the distribution of the
+# totals, the grading times, and each student a lab of whom was refused for
 # breaking its rules), and prints the summary.
 
 function csv(s) {
@@ -11,6 +12,16 @@ function csv(s) {
 		s = "\"" s "\""
 	}
 	return s
+}
+
+# sort_numbers(A, N): A[1..N] in increasing order (insertion sort: a class is small).
+function sort_numbers(a, n,    i, j, v) {
+	for (i = 2; i <= n; i++) {
+		v = a[i]
+		for (j = i - 1; j >= 1 && a[j] > v; j--)
+			a[j + 1] = a[j]
+		a[j + 1] = v
+	}
 }
 
 BEGIN {
@@ -24,6 +35,11 @@ BEGIN {
 		while ((getline line < file) > 0)
 			if (line ~ /"ungradable": true/)
 				ungradable[student] = 1
+		close(file)
+		file = out "/" student "/seconds"
+		seconds[student] = ""
+		if ((getline line < file) > 0 && line ~ /^[0-9]+$/)
+			seconds[student] = line
 		close(file)
 		file = out "/" student "/results.tsv"
 		while ((getline line < file) > 0) {
@@ -46,7 +62,7 @@ END {
 	printf "student" > f
 	for (l = 1; l <= nl; l++)
 		printf ",lab%s", lab[l] > f
-	printf ",total,max,status\n" > f
+	printf ",total,max,status,seconds\n" > f
 	top = 0
 	for (l = 1; l <= nl; l++)
 		top += classmax[lab[l]]
@@ -56,18 +72,15 @@ END {
 		printf "%s", csv(s) > f
 		for (l = 1; l <= nl; l++)
 			printf ",%s", (ungradable[s] ? "" : got[s, lab[l]] + 0) > f
-		printf ",%s,%d,%s\n", (ungradable[s] ? "" : total[s] + 0), top, (ungradable[s] ? "ungradable" : "graded") > f
+		printf ",%s,%d,%s,%s\n", (ungradable[s] ? "" : total[s] + 0), top, (ungradable[s] ? "ungradable" : "graded"),
+			seconds[s] > f
+		if (seconds[s] != "")
+			took[++timed] = seconds[s] + 0
 		if (!ungradable[s])
 			score[++graded] = total[s] + 0
 	}
 
-	# Sort the totals (insertion sort: a class is small).
-	for (i = 2; i <= graded; i++) {
-		v = score[i]
-		for (j = i - 1; j >= 1 && score[j] > v; j--)
-			score[j + 1] = score[j]
-		score[j + 1] = v
-	}
+	sort_numbers(score, graded)
 	g = out "/summary.txt"
 	printf "%d student(s): %d graded, %d ungradable; labs %s, %d points in all\n", ns, graded, ns - graded, labs, top > g
 	if (graded > 0) {
@@ -88,6 +101,11 @@ END {
 				bar = bar "#"
 			printf "%3d-%3d%%  %3d  %s\n", b * 10, (b == 9 ? 100 : b * 10 + 9), bucket[b], bar > g
 		}
+	}
+	if (timed > 0) {
+		sort_numbers(took, timed)
+		printf "grading time per student (builds and tests): min %d s, median %d s, max %d s\n",
+			took[1], took[int((timed + 1) / 2)], took[timed] > g
 	}
 	for (l = 1; l <= nl; l++) {
 		sum = 0
