@@ -91,8 +91,8 @@ check:
 		echo "make check: no $(CHECK_TREE)/lab$(LAB) here$(if $(HAVE_SOLUTIONS),, (SOL=1 needs solutions/, which a student handout does not have))" >&2; exit 2; fi
 	@$(MAKE) --no-print-directory $($(CHECK_TREE)_lab$(LAB)_PROG) $($(CHECK_TREE)_lab$(LAB)_TESTS) \
 		$(call LAB_RUBRIC,$(LAB))
-	@$(call LAB_RULES,$(LAB),$(CHECK_TREE)) || { echo "make check: Lab $(LAB) breaks the rules above, \
-		so the grader would score it 0 (docs/labs-howto.md, \"The rules\"): fix them first" >&2; exit 1; }
+	@$(call LAB_RULES,$(LAB),$(CHECK_TREE)) || { echo "make check: Lab $(LAB) breaks the rules above," \
+		"so the grader would score it 0 (docs/labs-howto.md, \"The rules\"): fix them first" >&2; exit 1; }
 	@$(RUN_RDMA) -- scripts/lab-check run $(if $(STEP),--step $(STEP)) \
 		--dir $(CHECK_DIR) $($(CHECK_TREE)_lab$(LAB)_TESTS) || true
 	@scripts/lab-check report $(if $(STEP),--step $(STEP)) --lab $(LAB) --from $(CHECK_TREE) \
