@@ -92,7 +92,7 @@ check:
 	@$(MAKE) --no-print-directory $($(CHECK_TREE)_lab$(LAB)_PROG) $($(CHECK_TREE)_lab$(LAB)_TESTS) \
 		$(call LAB_RUBRIC,$(LAB))
 	@$(call LAB_RULES,$(LAB),$(CHECK_TREE)) || { echo "make check: Lab $(LAB) breaks the rules above," \
-		"so the grader would score it 0 (docs/labs-howto.md, \"The rules\"): fix them first" >&2; exit 1; }
+		"so the grader would score it 0 (docs/rules.md): fix them first" >&2; exit 1; }
 	@$(RUN_RDMA) -- scripts/lab-check run $(if $(STEP),--step $(STEP)) \
 		--dir $(CHECK_DIR) $($(CHECK_TREE)_lab$(LAB)_TESTS) || true
 	@scripts/lab-check report $(if $(STEP),--step $(STEP)) --lab $(LAB) --from $(CHECK_TREE) \
