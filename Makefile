@@ -34,6 +34,26 @@ GRADED_OBJ  := $(BUILD)/tests/harness.o $(BUILD)/tests/graded.o
 UNIT_TESTS  := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/unit/test_*.c))
 RDMA_TESTS  := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/rdma/test_*.c))
 
+# The labs, and the trees that hold them: labs/ (the stubs) and, except in
+# a student handout, solutions/.
+LABS      := $(sort $(patsubst labs/lab%/,%,$(wildcard labs/lab*/)) \
+		$(patsubst solutions/lab%/,%,$(wildcard solutions/lab*/)))
+HAVE_SOLUTIONS := $(if $(wildcard solutions/),yes)
+LAB_TREES := labs $(if $(HAVE_SOLUTIONS),solutions)
+NO_SOLUTIONS := no solutions/ in a student handout: nothing to check
+
+# The tests' helpers link as archives: one per lab (tests/labN/*.c besides
+# test_*.c: fixtures and the tests' own version of each step) and the
+# receiver's (its reference sender and fixture). The kit builds them from
+# source; a student handout has them compiled only, for the machine kinds in
+# tests/lib/ (see mk/kits.mk). LAB_KIT is empty for a lab without helpers.
+KIT_ARCH    := $(shell $(CC) -dumpmachine 2>/dev/null || uname -m)
+KIT_SHIPPED := tests/lib/$(KIT_ARCH)
+LAB_KIT_SRCS = $(filter-out tests/lab$(1)/test_%,$(wildcard tests/lab$(1)/*.c))
+LAB_KIT = $(if $(call LAB_KIT_SRCS,$(1)),$(BUILD)/kits/lab$(1).a,$(if \
+	$(wildcard tests/lib/*/lab$(1).a),$(KIT_SHIPPED)/lab$(1).a))
+RECEIVER_TESTKIT := $(if $(wildcard receiver/refsend.c),$(BUILD)/lib/libreceiver-testkit.a,$(KIT_SHIPPED)/receiver-testkit.a)
+
 .PHONY: all build deps deps-check test unit-test rdma-test demo doctor \
 	vm-shell vm-prepare format clean help
 .DEFAULT_GOAL := all
@@ -146,7 +166,7 @@ help:
 # The compiler's header dependencies, of the kit's own objects only: build/
 # also holds whole copies of kits (the grader's work trees, handouts), whose
 # thousands of .d files made every make take a second to start.
--include $(shell find $(addprefix $(BUILD)/,framework tests labs solutions receiver fuzz) \
+-include $(shell find $(addprefix $(BUILD)/,framework tests labs solutions receiver fuzz kits) \
 	-name '*.d' 2>/dev/null)
 
 # Lab builds, stubs and step checks live in their own fragments.

@@ -12,5 +12,4 @@ HANDOUT := $(BUILD)/rdmalab-handout.tar.gz
 handout:
 	@scripts/handout -o $(HANDOUT)
 
-# Recursive: HAVE_SOLUTIONS comes from labs.mk, included after this file.
 TEST_HANDOUT_CHECK = $(if $(and $(HAVE_SOLUTIONS),$(shell git rev-parse --git-dir 2>/dev/null)),scripts/handout --check)

@@ -1,6 +1,6 @@
 # lab3.mk: what Lab 3's step tests need besides mk/labs.mk's rules. They
 # start the reference receiver with tests/rdma/receiver_fixture.c, so they
-# compile against its header and link it (libreceiver-testkit.a), the
+# compile against its header and link it ($(RECEIVER_TESTKIT)), the
 # receiver's objects and the framework, and they run build/bin/rdmalab-receiver
 # and the lab3 program itself (order-only: they are run, not linked).
 #
@@ -10,7 +10,7 @@
 LAB3_TREES := labs $(if $(wildcard solutions/lab3/),solutions)
 
 LAB3_TEST_NAMES := steps
-LAB3_LINK := $(BUILD)/lib/libreceiver-testkit.a $(BUILD)/lib/libreceiver.a $(FW_LIB)
+LAB3_LINK := $(RECEIVER_TESTKIT) $(BUILD)/lib/libreceiver.a $(FW_LIB)
 
 define lab3_test_rules
 $(BUILD)/$(1)/lab3/tests/%.o: private CPPFLAGS += -Ireceiver -Itests/rdma

@@ -12,7 +12,7 @@
 LAB4_TEST_NAMES := steps
 LAB4_TESTS := $(foreach t,labs solutions,$(addprefix $(BUILD)/$(t)/lab4/tests/,$(LAB4_TEST_NAMES)))
 LAB4_OBJS := $(foreach t,labs solutions,$(patsubst %.c,$(BUILD)/%.o,$(wildcard $(t)/lab4/*.c))) \
-	$(foreach t,labs solutions,$(patsubst tests/lab4/%.c,$(BUILD)/$(t)/lab4/tests/%.o,$(wildcard tests/lab4/*.c)))
+	$(foreach t,labs solutions,$(patsubst tests/lab4/%.c,$(BUILD)/$(t)/lab4/tests/%.o,$(wildcard tests/lab4/test_*.c)))
 LAB4_EFADV_H ?= infiniband/efadv.h
 LAB4_SRD_MODE := $(if $(filter 1 yes,$(LAB4_SRD)),on,off)
 LAB4_SRD_STAMP := $(BUILD)/lab4-srd.mode

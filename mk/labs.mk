@@ -14,22 +14,19 @@
 # found in either tree, and the targets that compare the two say so in one
 # line and do nothing.
 
-LABS      := $(sort $(patsubst labs/lab%/,%,$(wildcard labs/lab*/)) \
-		$(patsubst solutions/lab%/,%,$(wildcard solutions/lab*/)))
-HAVE_SOLUTIONS := $(if $(wildcard solutions/),yes)
-LAB_TREES := labs $(if $(HAVE_SOLUTIONS),solutions)
-NO_SOLUTIONS := no solutions/ in a student handout: nothing to check
+# (LABS, LAB_TREES, HAVE_SOLUTIONS: the Makefile's, shared by every fragment.)
 
 # Stubs leave parameters unused until the student fills them in.
 LAB_CFLAGS := -Wno-unused-parameter
 
 
 # lab_rules TREE N: the objects, program and test program of lab N in TREE.
-# The test program, tests/steps, links every tests/labN/*.c: the test_*.c
-# declare the graded tests (RL_TEST), the others are their helpers.
+# The test program, tests/steps, links the graded tests (RL_TEST in
+# tests/labN/test_*.c) and the lab's kit of helpers (mk/kits.mk).
 define lab_rules
 $(1)_lab$(2)_OBJS := $$(patsubst %.c,$(BUILD)/%.o,$$(filter-out $(1)/lab$(2)/main.c,$$(wildcard $(1)/lab$(2)/*.c)))
-$(1)_lab$(2)_TEST_OBJS := $$(patsubst tests/lab$(2)/%.c,$(BUILD)/$(1)/lab$(2)/tests/%.o,$$(wildcard tests/lab$(2)/*.c))
+$(1)_lab$(2)_TEST_OBJS := $$(patsubst tests/lab$(2)/%.c,$(BUILD)/$(1)/lab$(2)/tests/%.o,$$(wildcard tests/lab$(2)/test_*.c)) \
+	$$(call LAB_KIT,$(2))
 $(1)_lab$(2)_TESTS := $(BUILD)/$(1)/lab$(2)/tests/steps
 $(1)_lab$(2)_PROG := $(BUILD)/$(1)/lab$(2)/lab$(2)
 

@@ -10,9 +10,9 @@ RECEIVER_OBJS := $(RECEIVER_SRCS:%.c=$(BUILD)/%.o)
 RECEIVER_LIB  := $(BUILD)/lib/libreceiver.a
 RECEIVER_BIN  := $(BUILD)/bin/rdmalab-receiver
 
-# What the RDMA tests link besides the receiver: the reference sender and
-# the fixture that starts a receiver. An archive, so listing it twice is harmless.
-RECEIVER_TESTKIT := $(BUILD)/lib/libreceiver-testkit.a
+# What the RDMA tests link besides the receiver, RECEIVER_TESTKIT (the
+# Makefile's): the reference sender and the fixture that starts a receiver.
+# An archive, so listing it twice is harmless. A handout ships it compiled.
 RECEIVER_TESTKIT_OBJS := $(BUILD)/receiver/refsend.o $(BUILD)/tests/rdma/receiver_fixture.o
 
 $(RECEIVER_LIB): $(RECEIVER_OBJS)
@@ -20,7 +20,7 @@ $(RECEIVER_LIB): $(RECEIVER_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(RECEIVER_TESTKIT): $(RECEIVER_TESTKIT_OBJS)
+$(BUILD)/lib/libreceiver-testkit.a: $(RECEIVER_TESTKIT_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@
 	$(AR) rcs $@ $^

@@ -1,0 +1,32 @@
+# kits.mk: the tests' helpers, compiled into archives (see LAB_KIT in the
+# Makefile). Their sources hold working code for every step (the tests' own
+# version of each one, to run a student's step between them), so a student
+# handout ships them compiled only, as CS:APP ships its drivers.
+#
+#   make kits      build/kits/labN.a for every lab with helpers, and the
+#                  receiver's test kit: what scripts/handout ships in
+#                  tests/lib/MACHINE/ (MACHINE: $(CC) -dumpmachine)
+#
+# A lab's helpers are compiled once, against labs/labN/labN.h: the headers
+# of labs/ and solutions/ are the same file (students do not edit them).
+
+KIT_LABS := $(foreach n,$(LABS),$(if $(call LAB_KIT_SRCS,$(n)),$(n)))
+
+define kit_rules
+$(BUILD)/kits/lab$(1).a: $(patsubst tests/lab$(1)/%.c,$(BUILD)/kits/lab$(1)/%.o,$(call LAB_KIT_SRCS,$(1)))
+	@mkdir -p $$(@D)
+	rm -f $$@
+	$$(AR) rcs $$@ $$^
+
+$(BUILD)/kits/lab$(1)/%.o: tests/lab$(1)/%.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(CPPFLAGS) -Ilabs/lab$(1) -Ireceiver -Itests/rdma $$(CFLAGS) -c -o $$@ $$<
+endef
+$(foreach n,$(KIT_LABS),$(eval $(call kit_rules,$(n))))
+
+.PHONY: kits
+kits: $(foreach n,$(KIT_LABS),$(call LAB_KIT,$(n))) $(RECEIVER_TESTKIT)
+
+# In a handout: a lab whose helpers were shipped for other machines only.
+$(KIT_SHIPPED)/%.a:
+	@echo "make: this handout has the tests' helpers compiled for $(notdir $(wildcard tests/lib/*)) only, not for $(KIT_ARCH): ask your instructor for a handout made on $(KIT_ARCH) (docs/instructor.md, \"The handout\")" >&2; exit 1
