@@ -57,7 +57,7 @@ grade:
 # What grader/rdmalab-grade builds in the kit before any lab: the receiver
 # and the libraries the step tests link (Lab 3's link the receiver's).
 grader-kit:
-	@$(MAKE) --no-print-directory $(RECEIVER_BIN) $(FW_LIB) $(GRADED_OBJ) $(LAB3_LINK)
+	@$(MAKE) --no-print-directory $(RECEIVER_BIN) $(FW_LIB) $(GRADED_OBJ) $(LAB3_LINK) kits
 
 grade-samples: build
 	@tests/grader/run-samples --mode $(RDMA_MODE)
