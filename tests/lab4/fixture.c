@@ -327,13 +327,14 @@ void fx_reap(int pid, const char *tag, int limit_ms, struct fx_run *run)
 	fx_slurp(path, run->err, sizeof(run->err));
 }
 
-void fx_make_file(char *path, size_t path_size, uint64_t size)
+void fx_make_file(char *path, size_t path_size, uint64_t size, uint8_t sha256[32])
 {
 	uint8_t *bytes = malloc(size + 1);
 	int fd;
 
 	ck_assert_ptr_nonnull(bytes);
 	fx_fill(bytes, size);
+	EVP_Digest(bytes, size, sha256, NULL, EVP_sha256(), NULL);
 	snprintf(path, path_size, "/tmp/rdmalab-lab4-XXXXXX");
 	fd = mkstemp(path);
 	ck_assert_msg(fd >= 0, "mkstemp: %s", strerror(errno));
