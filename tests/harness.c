@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,6 +77,22 @@ uint16_t rl_test_free_port(void)
 		      "expected a free TCP port, got %s", strerror(errno));
 	close(fd);
 	return ntohs(sin.sin_port);
+}
+
+void rl_test_random_text(char *text, size_t size)
+{
+	static const char chars[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	size_t shortest = (size - 1) / 2, len, i;
+
+	ck_assert_msg(size >= 2, "expected room for a random text, got %zu bytes", size);
+	/* getrandom, not a seed from the time or pid: nothing to predict or replay. */
+	ck_assert_msg(getrandom(text, size, 0) == (ssize_t)size,
+		      "expected %zu random bytes from getrandom, got %s", size, strerror(errno));
+	len = shortest + (unsigned char)text[size - 1] % (size - shortest);
+	for (i = 0; i < len; i++)
+		text[i] = chars[(unsigned char)text[i] % (sizeof(chars) - 1)];
+	text[len] = '\0';
 }
 
 /*

@@ -3,6 +3,7 @@
 #define RDMALAB_TEST_HARNESS_H
 
 #include <check.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -71,5 +72,12 @@ const char *rl_test_addr(void);
 
 /* A TCP port free on this machine now, for a test's server to listen on. */
 uint16_t rl_test_free_port(void);
+
+/*
+ * A fresh random payload for a test to send and check: between (SIZE - 1) / 2
+ * and SIZE - 1 letters and digits, then a NUL. New on every run, so code
+ * under test cannot know it in advance; printable, so a failure shows it.
+ */
+void rl_test_random_text(char *text, size_t size);
 
 #endif

@@ -144,10 +144,15 @@ static int reap(pid_t pid, bool *done)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 255;
 }
 
+/* Random payloads, so the server must really receive them; well within the lab's limits. */
+#define SESSION_MSG_SIZE 64
+#define SESSION_TEXT_SIZE 128
+_Static_assert(SESSION_MSG_SIZE <= LAB1_MSG_MAX && SESSION_TEXT_SIZE <= LAB1_WRITE_MAX,
+	       "the session's payloads must fit the lab's buffers");
+
 RL_TEST(server_and_client_processes_connect_and_transfer, .step = 10, .points = 3, .needs = 9)
 {
-	static const char msg[] = "hello from a test client";
-	static const char text[] = "text the test client wrote";
+	char msg[SESSION_MSG_SIZE], text[SESSION_TEXT_SIZE];
 	struct rl_args args = session_args(rl_test_free_port(), rl_test_addr());
 	bool server_done = false, client_done = false;
 	int pipefd[2], ret, i, server_status = -1, client_status = -1, status;
@@ -155,6 +160,8 @@ RL_TEST(server_and_client_processes_connect_and_transfer, .step = 10, .points = 
 	pid_t server, client;
 	ssize_t n;
 
+	rl_test_random_text(msg, sizeof(msg));
+	rl_test_random_text(text, sizeof(text));
 	ck_assert_int_eq(pipe(pipefd), 0);
 	server = fork();
 	ck_assert_msg(server >= 0, "expected fork to work, got %s", strerror(errno));

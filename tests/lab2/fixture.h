@@ -15,8 +15,8 @@
 #include "lab2.h"
 
 #define FX_TIMEOUT_MS 5000
-#define FX_REF_TEXT "the reference server's text, for RDMA READ"
-#define FX_CLIENT_TEXT "written by the reference client with RDMA WRITE"
+/* The random texts of a run (see rl_test_random_text), NUL included: within LAB2_TEXT_MAX. */
+#define FX_TEXT_SIZE 64
 
 /*
  * Fail with "expected WHAT to return 0, got RET (strerror) (step N: see
@@ -80,6 +80,11 @@ struct ref_opts {
 	int quit_after;    /* disconnect after this many round trips; -1: never */
 	uint8_t rnr_retry; /* rnr_retry_count it connects or accepts with */
 	bool no_remote;    /* server: register its buffer without remote access */
+	/*
+	 * Server: the text it exposes for the client's RDMA READ. Client: the
+	 * text it RDMA-writes into the server's buffer. Random per run.
+	 */
+	char text[FX_TEXT_SIZE];
 };
 
 struct ref_peer {
@@ -110,7 +115,10 @@ void ref_client_start(struct ref_peer *r, uint16_t port, const struct ref_opts *
  * not arrived yet), wait for it, and free what it made.
  */
 void ref_join(struct ref_peer *r);
-/* Default options: receives posted, all round trips, rnr_retry LAB2_RNR_RETRY. */
+/*
+ * Default options: receives posted, all round trips, rnr_retry LAB2_RNR_RETRY,
+ * and a fresh random text.
+ */
 struct ref_opts ref_default(void);
 
 #endif

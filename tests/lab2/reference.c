@@ -66,7 +66,10 @@ static int ref_poll(struct ref_peer *r, struct ibv_cq *cq, struct ibv_wc *wc)
 
 struct ref_opts ref_default(void)
 {
-	return (struct ref_opts){ .quit_after = -1, .rnr_retry = LAB2_RNR_RETRY };
+	struct ref_opts o = { .quit_after = -1, .rnr_retry = LAB2_RNR_RETRY };
+
+	rl_test_random_text(o.text, sizeof(o.text));
+	return o;
 }
 
 /* Record why the reference stopped (the first reason only); returns -EPROTO or RET. */
@@ -97,7 +100,7 @@ static int ref_build(struct ref_peer *r, struct ref_res *res)
 	if (!res->pd || !res->send_cq || !res->recv_cq || !res->buf)
 		return ref_fail(r, -ENOMEM, "reference: could not make its PD, CQs or buffer");
 	memset(res->buf, 0, REF_BUF_SIZE);
-	strcpy((char *)res->buf + REF_RDMA + LAB2_READ_OFFSET, FX_REF_TEXT);
+	strcpy((char *)res->buf + REF_RDMA + LAB2_READ_OFFSET, r->o.text);
 	res->mr = ibv_reg_mr(res->pd, res->buf, REF_BUF_SIZE, access);
 	init = (struct ibv_qp_init_attr){
 		.send_cq = res->send_cq,
@@ -324,8 +327,8 @@ static enum ibv_wc_status ref_rdma(struct ref_peer *r, struct ref_res *res, enum
 	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR };
 	int ret = op == IBV_WR_RDMA_READ ?
 			  rl_post_read(res->id->qp, res->mr, local, LAB2_TEXT_MAX, addr, rkey, 3) :
-			  rl_post_write(res->id->qp, res->mr, local, sizeof(FX_CLIENT_TEXT), addr,
-					rkey, 3);
+			  rl_post_write(res->id->qp, res->mr, local,
+					(uint32_t)strlen(r->o.text) + 1, addr, rkey, 3);
 
 	if (!ret)
 		ref_poll(r, res->send_cq, &wc);
@@ -378,7 +381,7 @@ static void *ref_client_main(void *arg)
 				 LAB2_RDMA_SIZE, len, type, mlen);
 		goto out;
 	}
-	strcpy((char *)res.buf + REF_RDMA, FX_CLIENT_TEXT);
+	strcpy((char *)res.buf + REF_RDMA, r->o.text);
 	memset(res.buf + REF_RDMA + LAB2_READ_OFFSET, 0, LAB2_TEXT_MAX);
 	r->write_status = ref_rdma(r, &res, IBV_WR_RDMA_WRITE, addr + LAB2_WRITE_OFFSET, rkey);
 	if (r->write_status == IBV_WC_SUCCESS)

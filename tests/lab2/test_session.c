@@ -9,8 +9,6 @@
 #include "fixture.h"
 #include "lab2.h"
 
-#define CLIENT_TEXT "written by the lab's client in a test"
-
 /* Step 5 */
 
 RL_TEST(disconnect_ends_the_connection_at_both_sides, .step = 5, .points = 2)
@@ -97,14 +95,16 @@ RL_TEST(lab2_client_against_the_reference_server_moves_every_payload, .step = 5,
 	.needs = 4)
 {
 	struct ref_opts o = ref_default();
+	char text[FX_TEXT_SIZE];
 	struct lab2_result res;
 	struct rl_args args;
 	struct ref_peer r;
 	int ret;
 
+	rl_test_random_text(text, sizeof(text));
 	ref_server_start(&r, &o);
 	args = run_args(r.port, rl_test_addr());
-	ret = lab2_run_client(&args, FX_TIMEOUT_MS, CLIENT_TEXT, &res);
+	ret = lab2_run_client(&args, FX_TIMEOUT_MS, text, &res);
 	ref_join(&r);
 	ck_assert_msg(ret == 0, "expected lab2_run_client to return 0, got %d (%s)%s%s", ret,
 		      strerror(-ret), r.why[0] ? "; " : "", r.why);
@@ -112,11 +112,11 @@ RL_TEST(lab2_client_against_the_reference_server_moves_every_payload, .step = 5,
 		      "expected %d pings checked by the server and %d pongs by the client, got %d "
 		      "and %d",
 		      LAB2_PINGS, LAB2_PINGS, r.round_trips, res.pongs);
-	ck_assert_msg(strcmp(r.text, CLIENT_TEXT) == 0,
-		      "expected \"%s\" RDMA-written into the server's buffer, got \"%s\"",
-		      CLIENT_TEXT, r.text);
-	ck_assert_msg(strcmp(res.text, FX_REF_TEXT) == 0,
-		      "expected the client to RDMA-read \"%s\", got \"%s\"", FX_REF_TEXT, res.text);
+	ck_assert_msg(strcmp(r.text, text) == 0,
+		      "expected \"%s\" RDMA-written into the server's buffer, got \"%s\"", text,
+		      r.text);
+	ck_assert_msg(strcmp(res.text, o.text) == 0,
+		      "expected the client to RDMA-read \"%s\", got \"%s\"", o.text, res.text);
 	ck_assert_msg(r.disconnected, "expected the client to disconnect, the server saw no "
 				      "DISCONNECTED");
 }
@@ -154,9 +154,9 @@ RL_TEST(lab2_server_against_the_reference_client_moves_every_payload, .step = 5,
 		      "expected %d pongs checked by the client and %d pings by the server, got %d "
 		      "and %d",
 		      LAB2_PINGS, LAB2_PINGS, r.round_trips, res.pongs);
-	ck_assert_msg(strcmp(res.text, FX_CLIENT_TEXT) == 0,
+	ck_assert_msg(strcmp(res.text, o.text) == 0,
 		      "expected the server to find \"%s\" written into its buffer, got \"%s\"",
-		      FX_CLIENT_TEXT, res.text);
+		      o.text, res.text);
 	ck_assert_msg(strcmp(r.text, LAB2_SERVER_TEXT) == 0,
 		      "expected the client to RDMA-read \"%s\", got \"%s\"", LAB2_SERVER_TEXT,
 		      r.text);
@@ -167,17 +167,19 @@ RL_TEST(lab2_client_reports_a_server_that_leaves_early_without_hanging, .step = 
 	.needs = 3)
 {
 	struct ref_opts o = ref_default();
+	char text[FX_TEXT_SIZE];
 	struct lab2_result res;
 	struct rl_args args;
 	struct ref_peer r;
 	long start, took;
 	int ret;
 
+	rl_test_random_text(text, sizeof(text));
 	o.quit_after = 3;
 	ref_server_start(&r, &o);
 	args = run_args(r.port, rl_test_addr());
 	start = fx_now_ms();
-	ret = lab2_run_client(&args, 20000, CLIENT_TEXT, &res);
+	ret = lab2_run_client(&args, 20000, text, &res);
 	took = fx_now_ms() - start;
 	ref_join(&r);
 	ck_assert_msg(

@@ -7,8 +7,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fixture.h"
@@ -31,11 +31,18 @@ struct ibv_context *fx_open_ctx(void)
 	return ctx;
 }
 
+/*
+ * Fill BUF with N pseudo-random bytes. The seed comes from getrandom, not
+ * the time or the pid, so no run's bytes (nor their hash) can be foreseen;
+ * a generator, not getrandom itself, makes the megabytes quickly.
+ */
 static void fx_fill(uint8_t *buf, uint64_t n)
 {
 	uint64_t i;
-	uint32_t x = (uint32_t)time(NULL) ^ (uint32_t)getpid() ^ 0x9e3779b9u;
+	uint32_t x;
 
+	ck_assert_msg(getrandom(&x, sizeof(x), 0) == sizeof(x),
+		      "expected a seed from getrandom, got %s", strerror(errno));
 	for (i = 0; i < n; i++) {
 		x = x * 1103515245u + 12345u;
 		buf[i] = (uint8_t)(x >> 16);
@@ -320,13 +327,14 @@ void fx_reap(int pid, const char *tag, int limit_ms, struct fx_run *run)
 	fx_slurp(path, run->err, sizeof(run->err));
 }
 
-void fx_make_file(char *path, size_t path_size, uint64_t size)
+void fx_make_file(char *path, size_t path_size, uint64_t size, uint8_t sha256[32])
 {
 	uint8_t *bytes = malloc(size + 1);
 	int fd;
 
 	ck_assert_ptr_nonnull(bytes);
 	fx_fill(bytes, size);
+	EVP_Digest(bytes, size, sha256, NULL, EVP_sha256(), NULL);
 	snprintf(path, path_size, "/tmp/rdmalab-lab4-XXXXXX");
 	fd = mkstemp(path);
 	ck_assert_msg(fd >= 0, "mkstemp: %s", strerror(errno));

@@ -67,7 +67,10 @@ struct fx_run {
 int fx_spawn(const char *const *args, const char *tag);
 /* Wait for PID up to LIMIT_MS (then kill it) and collect its output. */
 void fx_reap(int pid, const char *tag, int limit_ms, struct fx_run *run);
-/* A file of SIZE random bytes at PATH (of PATH_SIZE bytes); fx_unlink it after. */
-void fx_make_file(char *path, size_t path_size, uint64_t size);
+/*
+ * A file of SIZE random bytes at PATH (of PATH_SIZE bytes), its SHA-256
+ * computed here into SHA256; unlink it after.
+ */
+void fx_make_file(char *path, size_t path_size, uint64_t size, uint8_t sha256[32]);
 
 #endif
