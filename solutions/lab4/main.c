@@ -29,6 +29,7 @@ struct lab4_opts {
 	uint32_t spin_us;    /* send, adaptive wait: how long to poll before sleeping */
 	enum lab4_transport transport;
 	bool fault_bad_hash; /* send: announce a wrong hash (tests the "receiver bad" path) */
+	bool verify;         /* serve: hash the buffer again here, outside the lab's steps */
 	struct rl_args common;
 };
 
@@ -37,7 +38,9 @@ static void lab4_usage(FILE *out, const char *prog)
 	rl_usage(out, prog, "COMMAND ...");
 	fprintf(out,
 		"Commands:\n"
-		"  serve [ADDRESS]          receive one file on ADDRESS (default RDMALAB_ADDR) port -p\n"
+		"  serve [--verify] [ADDRESS]\n"
+		"                           receive one file on ADDRESS (default RDMALAB_ADDR) port -p;\n"
+		"                           --verify: also print the SHA-256 of the bytes received\n"
 		"  send [--window N] [--chunk BYTES] [--signal-every K] [--wait HOW] [--spin-us US]\n"
 		"       ADDRESS FILE        send FILE; defaults: window %d, chunk %u, signal every %d;\n"
 		"                           HOW: busy, event or adaptive (default: poll US, %d, then sleep)\n"
@@ -129,6 +132,8 @@ static int lab4_parse_opts(int argc, char **argv, struct lab4_opts *o, char **re
 			}
 		} else if (!strcmp(argv[i], "--fault-bad-hash"))
 			o->fault_bad_hash = true;
+		else if (!strcmp(argv[i], "--verify"))
+			o->verify = true;
 		else
 			rest[(*nrest)++] = argv[i];
 	}
@@ -257,6 +262,25 @@ static void lab4_yield_to_the_transfer(void)
 			strerror(errno));
 }
 
+/*
+ * serve --verify: the SHA-256 of the bytes in R's buffer, computed here and
+ * not by the lab's steps, so that a test can check what really arrived.
+ */
+static int lab4_verify(const struct lab4_receiver *r)
+{
+	uint8_t sha256[32];
+	char hex[65];
+
+	if (!EVP_Digest(r->size ? r->buf : (const uint8_t *)"", (size_t)r->size, sha256, NULL,
+			EVP_sha256(), NULL)) {
+		rl_err("EVP_Digest of the buffer received failed");
+		return -1;
+	}
+	lab4_sha256_hex(sha256, hex);
+	printf("lab4: verified SHA-256 %s of the bytes in the buffer\n", hex);
+	return 0;
+}
+
 /* serve: one sender, one file, one verdict. */
 static int lab4_serve(const struct lab4_opts *o)
 {
@@ -317,6 +341,8 @@ static int lab4_serve(const struct lab4_opts *o)
 	printf("lab4: received %llu bytes in %u chunks: SHA-256 %s, %s\n",
 	       (unsigned long long)r.size, r.nchunks, hex, r.good ? "good" : "BAD");
 	ret = r.good ? 0 : -1;
+	if (o->verify && lab4_verify(&r))
+		ret = -1;
 clean_r:
 	lab4_receiver_close(&r);
 clean_fd:
