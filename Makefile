@@ -102,7 +102,10 @@ test:
 # the receiver's race between its two event channels, which only two CPUs
 # show (UML has one).
 TEST_EXTRAS += --extra "the QEMU VM path: a smoke run and the receiver's step race, one boot" \
-	"vm/run-rdma --mode vm -- sh -c '$(BUILD)/tests/rdma/test_smoke && $(BUILD)/tests/rdma/test_receiver_steps'"
+	"$(MAKE) --no-print-directory -s vm-smoke"
+.PHONY: vm-smoke
+vm-smoke:
+	@vm/run-rdma --mode vm -- sh -c '$(BUILD)/tests/rdma/test_smoke && $(BUILD)/tests/rdma/test_receiver_steps'
 TEST_EXTRAS += --extra "vm/uml-run: status, output, shares, timeout, a dying guest, --host-uid" \
 	"tests/vm/test-uml-run"
 
