@@ -1,0 +1,152 @@
+# prepare.sh: a submission's tree, its files taken from the submission, each lab built as the student.
+# A part of grader/rdmalab-grade, which sources it: it uses that script's
+# settings and globals, and defines functions (and, where it says so, state).
+
+test_programs() { # LAB DIR: the lab's test program, as built in DIR
+	echo "$2/steps"
+}
+
+manifest_files() { # LAB: the files a student edits in lab LAB (labs/labN/FILES, from make stubs)
+	sed '/^#/d' "$kit/labs/lab$1/FILES"
+}
+
+# find_labs DIR: the folder holding the submission's labN/ folders.
+find_labs() {
+	local d=$1 sub n
+	for _ in 1 2 3; do
+		if [ -d "$d/labs" ] && [ ! -L "$d/labs" ]; then
+			echo "$d/labs"
+			return 0
+		fi
+		if compgen -G "$d/lab[0-9]*/" >/dev/null; then
+			echo "$d"
+			return 0
+		fi
+		# A tarball usually holds one top folder: look inside it.
+		n=0
+		for sub in "$d"/*/; do
+			[ -d "$sub" ] && [ ! -L "${sub%/}" ] && n=$((n + 1))
+		done
+		[ "$n" = 1 ] || return 1
+		d=$(cd "$d"/*/ && pwd)
+	done
+	return 1
+}
+
+# note_build W LAB MESSAGE: record why lab LAB of the submission in W is not built.
+note_build() {
+	printf '%s\n' "$3" >"$1/build-lab$2.failed"
+}
+
+# refuse WORK/NAME LAB: the lab breaks its rules (scripts/lab-rules): it
+# scores 0, and the class summary flags it (grader/class.awk). When the
+# rules could not be checked (no line says which is broken), the submission
+# is ungradable instead.
+refuse() {
+	local broken
+	broken=$(grep "^lab$2/" "$1/build-lab$2.log" | head -n 20)
+	if [ -z "$broken" ]; then
+		echo "could not check Lab $2's rules: $(grep -v '^make' "$1/build-lab$2.log" | tail -n 1)" >"$1/infra.txt"
+		return
+	fi
+	note_build "$1" "$2" "refused: Lab $2 breaks the rules a lab's files must keep, so it scores 0 (docs/rules.md):
+$broken"
+}
+
+# prepare_one NAME SOURCE UID: a clean tree of the kit in WORK/NAME/tree with
+# the submission's manifest files in labs/, and each lab built in it as UID.
+prepare_one() {
+	local name=$1 src=$2 uid=$3 w=$work/$1 labroot lab f s targets t size msg started
+	started=$(date +%s)
+	rm -rf "$w"
+	mkdir -p "$w/src" "$w/results" "$w/tree/build"
+	own_folder "$uid" "$w"
+	if [ -d "$src" ]; then
+		labroot=$(find_labs "$src")
+	elif tar -tf "$src" >/dev/null 2>&1; then
+		if ! tar -xf "$src" -C "$w/src" --no-same-owner --no-same-permissions 2>"$w/unpack.log"; then
+			labroot=
+			echo "could not unpack $(basename "$src"): $(head -n 1 "$w/unpack.log")" >"$w/intake.txt"
+		else
+			labroot=$(find_labs "$w/src")
+		fi
+	else
+		labroot=
+		echo "$(basename "$src") is neither a folder nor a tarball (.tar, .tar.gz, .tgz)" >"$w/intake.txt"
+	fi
+	if [ -z "$labroot" ] && [ ! -s "$w/intake.txt" ]; then
+		echo "no labs/ folder and no labN/ folders in $(basename "$src"): nothing of the student's to grade" >"$w/intake.txt"
+	fi
+
+	# The kit's own files, read-only for the student's code: only labs/ is a copy.
+	for f in Makefile mk framework tests scripts vm receiver; do
+		ln -s "$kit/$f" "$w/tree/$f"
+	done
+	cp -rp "$kit/labs" "$w/tree/labs"
+	for f in bin framework lib receiver tests kits; do
+		[ -d "$kit/build/$f" ] || continue # kits: not in a handout, which ships them built
+		cp -al "$kit/build/$f" "$w/tree/build/" 2>/dev/null || cp -a "$kit/build/$f" "$w/tree/build/"
+	done
+	rm -rf "$w/tree/build/tests/unit" "$w/tree/build/tests/rdma"/test_*
+	# Stamps the kit's make fragments keep in build/ (mk/lab4.mk's mode).
+	cp -p "$kit"/build/*.mode "$w/tree/build/" 2>/dev/null
+
+	# Only the files the manifest lists, only regular files, none too big.
+	: >"$w/taken.txt"
+	for lab in $labs; do
+		for f in $(manifest_files "$lab"); do
+			s=$labroot/lab$lab/$f
+			if [ -z "$labroot" ] || [ ! -e "$s" ]; then
+				echo "lab$lab/$f: not in the submission, the stub is used" >>"$w/taken.txt"
+			elif [ -L "$s" ] || [ ! -f "$s" ]; then
+				echo "lab$lab/$f: not a regular file, the stub is used" >>"$w/taken.txt"
+			elif size=$(stat -c %s "$s") && [ "$size" -gt 1048576 ]; then
+				echo "lab$lab/$f: $size bytes (over 1 MiB), the stub is used" >>"$w/taken.txt"
+			else
+				cp "$s" "$w/tree/labs/lab$lab/$f"
+				echo "lab$lab/$f: taken" >>"$w/taken.txt"
+			fi
+		done
+	done
+	# The student's builds write only in build/labs; the kit's objects
+	# (hard links, maybe) stay root's and read-only. Objects of the kit's
+	# own lab files and of the step tests are the kit's: only the student's
+	# files are compiled.
+	mkdir -p "$w/tree/build/labs"
+	for lab in $labs; do
+		mkdir -p "$w/tree/build/labs/lab$lab/tests"
+		for f in "$kit/build/labs/lab$lab"/*.[od] "$kit/build/labs/lab$lab/tests"/*.[od]; do
+			[ -f "$f" ] || continue
+			case " $(manifest_files "$lab" | tr '\n' ' ') " in
+			*" $(basename "${f%.?}").c "*) [ "${f%/tests/*}" = "$f" ] && continue ;;
+			esac
+			t=${f#"$kit/"}
+			ln "$f" "$w/tree/$t" 2>/dev/null || cp -p "$f" "$w/tree/$t"
+		done
+	done
+	find "$w/tree/labs" "$w/tree/build/labs" -type d -exec chmod 755 {} +
+	isolated && find "$w/tree/build/labs" -type d -exec chown "$uid:$uid" {} +
+
+	# Build each lab on its own, as the student: a compile error costs that lab only.
+	for lab in $labs; do
+		targets="build/labs/lab$lab/lab$lab $(test_programs "$lab" "build/labs/lab$lab/tests")"
+		# shellcheck disable=SC2086
+		if ! (cd "$w/tree" && as_student "$uid" 600 \
+			make --no-print-directory LAB_TREES=labs LABS="$all_labs" $targets) \
+			>"$w/build-lab$lab.log" 2>&1; then
+			msg=$(grep -m 20 -E ': (fatal )?error:|undefined reference|\*\*\* ' "$w/build-lab$lab.log")
+			note_build "$w" "$lab" "${msg:-the build failed without a compiler message (timed out?): see logs/build-lab$lab.log}"
+		elif [ "$rules" = 1 ] && ! (cd "$w/tree" && as_student "$uid" 120 \
+			make --no-print-directory -s LAB_TREES=labs LABS="$all_labs" rules LAB="$lab") \
+			>>"$w/build-lab$lab.log" 2>&1; then
+			refuse "$w" "$lab"
+		fi
+		end_student "$uid"
+	done
+	# Its builds are done: not even its own uid may write its tree any
+	# more (its tests could change the programs of the labs after). They run
+	# from a copy (run_one).
+	isolated && chown -R 0:0 "$w/tree/build/labs"
+	clean_student "$uid"
+	echo $(($(date +%s) - started)) >"$w/build-seconds"
+}

@@ -1,0 +1,171 @@
+# run.sh: running the step tests of each submission where RDMA works, and the batch's queue.
+# A part of grader/rdmalab-grade, which sources it: it uses that script's
+# settings and globals, and defines functions (and, where it says so, state).
+
+# rubric_fail RUBRIC MESSAGE: every test of RUBRIC failed for one reason.
+rubric_fail() {
+	awk -v why="$2" '/^[ \t]*(#|$)/ { next }
+		NF == 4 { printf "%d\t%s\tFAIL\t0\t%d\t%s\n", $1, $2, $3, why }
+		NF == 2 { printf "e2e\t%s\tFAIL\t0\t%d\t%s\n", $1, $2, why }' "$1"
+}
+
+
+# run_one NAME SLOT K: the step tests of each built lab (and Lab 3's
+# end-to-end runs) of the batch's submission K, as its uid, in slot SLOT
+# (which picks the ports), results in WORK/NAME/results.
+run_one() {
+	local name=$1 slot=$2 uid w=$work/$1 run lab rubric f started
+	uid=$(student_uid "$3")
+	started=$(date +%s)
+	run=$(mktemp -d /tmp/rdmalab-run.XXXXXX)
+	own_folder "$uid" "$run"
+	for lab in $labs; do
+		# The tests and points: the kit's sources say, not the submission's program.
+		rubric=$w/results/lab$lab.rubric
+		"$kit/scripts/rubric" "$lab" >"$rubric" || return 1
+		if [ -f "$w/build-lab$lab.failed" ]; then
+			{
+				rubric_fail "$rubric" "not graded: see lab${lab}_builds"
+				[ "$lab" = 3 ] && rubric_fail "$grader/e2e-lab3.rubric" "not graded: see lab3_builds"
+			} >"$w/results/lab$lab.tsv"
+			continue
+		fi
+		mkdir -p "$run/build/labs" "$run/results/lab$lab"
+		cp -a "$w/tree/build/labs/lab$lab" "$run/build/labs/"
+		give_student "$uid" "$run/build" "$run/results"
+		RDMALAB_RECEIVER=$kit/build/bin/rdmalab-receiver \
+			RDMALAB_TEST_TIMEOUT=$test_seconds \
+			as_student "$uid" 1200 "$kit/scripts/lab-check" run \
+			--dir "$run/results/lab$lab" $(test_programs "$lab" "$run/build/labs/lab$lab/tests") \
+			>"$w/results/lab$lab.run.log" 2>&1 </dev/null
+		end_student "$uid"
+		# Read what the student's processes wrote as the student (a symlink
+		# to a file of ours gets nothing), at most 1 MiB a file, in one go.
+		mkdir -p "$w/results/lab$lab"
+		as_student "$uid" 60 sh -c 'for f; do
+			[ -f "$f" ] && [ ! -L "$f" ] || continue
+			printf "\036rdmalab-file %s\n" "${f##*/}"
+			head -c 1048576 "$f"
+			echo
+		done' sh "$run/results/lab$lab"/* 2>/dev/null |
+			awk -v dir="$w/results/lab$lab" '
+			/^\036rdmalab-file / {
+				if (file != "")
+					close(file)
+				name = $2
+				gsub(/[^A-Za-z0-9._-]/, "_", name)
+				file = dir "/" name
+				next
+			}
+			file != "" { print > file }'
+		"$kit/scripts/lab-check" report --lab "$lab" --from "$name" --tsv "$w/results/lab$lab.tsv" \
+			--logs-as "logs/lab$lab" "$rubric" "$w/results/lab$lab" >"$w/results/lab$lab.table" 2>&1
+		if [ "$lab" = 3 ]; then
+			e2e_lab3 "$name" "$slot" "$run" "$uid" || break
+			cat "$w/results/lab3-e2e.tsv" >>"$w/results/lab$lab.tsv"
+		fi
+	done
+	rm -rf "$run"
+	clean_student "$uid"
+	echo $(($(date +%s) - started)) >"$w/test-seconds"
+	[ -s "$w/infra.txt" ] || echo graded >"$w/status"
+}
+
+# batch_ready: inside the RDMA environment, before the first test: the device,
+# its nodes open to the students' uids, and a word when /proc cannot be theirs.
+batch_ready() {
+	if [ -z "${RDMALAB_DEVICE:-}" ] || [ -z "${RDMALAB_ADDR:-}" ]; then
+		echo "no RDMA device (RDMALAB_DEVICE/RDMALAB_ADDR unset)" >"$batch/infra.txt"
+		return 1
+	fi
+	# Debian's udev rules let everyone open the verbs devices; the VM (and a
+	# container given its nodes) has no udev: open them as those rules do.
+	if isolated; then
+		chmod 666 /dev/infiniband/uverbs* /dev/infiniband/rdma_cm 2>/dev/null
+		if ! setpriv --reuid="$uid_base" --regid="$uid_base" --clear-groups -- \
+			sh -c '[ -r /dev/infiniband/rdma_cm ] && [ -w /dev/infiniband/rdma_cm ]'; then
+			echo "the RDMA device nodes (/dev/infiniband) are not open to unprivileged users: make them mode 666 as Debian's udev rules do" >"$batch/infra.txt"
+			return 1
+		fi
+	fi
+	if isolated && [ ${#own_proc[@]} = 0 ]; then
+		echo "rdmalab-grade: no mount namespace here (a container without CAP_SYS_ADMIN?): students' code can list other processes, the receiver's included" >&2
+	fi
+}
+
+# run_batch: inside the RDMA environment, every submission of the batch,
+# JOBS at once (queue k is slot k).
+run_batch() {
+	local k names
+	batch_ready || return 1
+	mapfile -t names <"$batch/names"
+	# Each slot takes the next submission left when it is free, so that a
+	# few slow ones (hangs, timeouts) do not hold up the submissions behind
+	# them in one slot. The counter is on this machine's /tmp: the work
+	# folder may be a VM share, where locks are not to be relied on.
+	queue=$(mktemp -d /tmp/rdmalab-queue.XXXXXX) || return 1
+	echo 0 >"$queue/next"
+	for ((k = 0; k < jobs; k++)); do
+		(
+			while i=$(next_submission) && [ "$i" -lt ${#names[@]} ]; do
+				run_one "${names[i]}" "$k" "$i"
+			done
+		) &
+	done
+	wait
+	rm -rf "$queue"
+}
+
+# run_guests: on this machine, one User-Mode Linux guest per submission,
+# JOBS at once (a guest has one CPU, so one guest would leave the other cores
+# idle). Its processes, daemons included, end when the guest powers off.
+run_guests() {
+	local k names limit
+	mapfile -t names <"$batch/names"
+	limit=$(rl_scaled $((900 + 600 * $(echo $labs | wc -w))))
+	queue=$batch/queue
+	mkdir -p "$queue"
+	echo 0 >"$queue/next"
+	for ((k = 0; k < jobs; k++)); do
+		(
+			while i=$(next_submission) && [ "$i" -lt ${#names[@]} ]; do
+				grade_in_guest "${names[i]}" "$k" "$i" "$limit"
+			done
+		) &
+	done
+	wait
+}
+
+# grade_in_guest NAME SLOT K SECONDS: grade the batch's submission K in a guest of its
+# own. A guest that died or hung (uml-run's exit 2 or 125: seen under load,
+# not caused by the submission's score) gets one more boot from a clean
+# results folder; a timeout (124) does not, as a second one would double it.
+grade_in_guest() {
+	local n=$1 w=$work/$1 attempt rc
+	for attempt in 1 2; do
+		rc=0
+		"$kit/vm/run-rdma" --mode uml "${host_uid[@]}" --rw "$work" --timeout "$4" \
+			-- "$grader/rdmalab-grade" --run-batch "$work" --only "$n" "$2" "$3" >>"$batch/$n.rdma.log" 2>&1 || rc=$?
+		[ "$rc" = 0 ] && return 0
+		if [ "$attempt" = 1 ] && { [ "$rc" = 2 ] || [ "$rc" = 125 ]; } && [ ! -f "$w/status" ]; then
+			echo "rdmalab-grade: $n: the guest failed (exit $rc: $(why_guest_failed "$batch/$n.rdma.log")): grading it again" >&2
+			echo "rdmalab-grade: --- the guest failed (exit $rc); a second boot ---" >>"$batch/$n.rdma.log"
+			rm -rf "$w/infra.txt" "$w/results"/* "$w/results"/.[!.]* 2>/dev/null
+			continue
+		fi
+		echo "the RDMA environment failed: $(why_guest_failed "$batch/$n.rdma.log")" >>"$w/infra.txt"
+		return 1
+	done
+}
+
+# next_submission: the index in names of the next submission to grade (one
+# past the last when none is left), taken under a lock.
+next_submission() {
+	local i
+	{
+		flock 9 || return 1
+		i=$(cat "$queue/next")
+		echo $((i + 1)) >"$queue/next"
+	} 9>>"$queue/lock"
+	echo "$i"
+}

@@ -1,0 +1,124 @@
+# sandbox.sh: running the student's code isolated: uids, limits, namespaces, the guest's user.
+# A part of grader/rdmalab-grade, which sources it: it uses that script's
+# settings and globals, and defines functions (and, where it says so, state).
+
+isolated() { [ "$(id -u)" = 0 ]; }
+
+# Verbs need locked memory: raise the limit for the student when we may
+# (root in a container without CAP_SYS_RESOURCE may not).
+memlock=
+prlimit --memlock=unlimited -- true 2>/dev/null && memlock=--memlock=unlimited
+
+# Student code runs in namespaces of its own, one set per run (a build, a
+# lab's tests, an end-to-end run). A PID namespace: when the run ends, the
+# kernel kills whatever it left, daemons included. A /proc that lists only
+# its own processes (hidepid): not the receiver's command line, nor the
+# students graded beside it, whose processes would otherwise change what it
+# finds there. That needs root natively and in the guests; not root in a
+# container without CAP_SYS_ADMIN, where other processes stay visible
+# (run_batch says so). The same mount namespace hides the kit's answers
+# from the student's builds and tests: an empty, read-only folder over each
+# (an #include through the tree's links to the kit would otherwise reach
+# them). The command runs as a child of the namespace's first process, a
+# shell, so that it keeps the usual signals (the first process of a PID
+# namespace ignores those it has no handler for).
+own_proc=()
+if isolated && unshare --mount --propagation private --pid --fork --kill-child -- \
+	mount -t proc -o hidepid=invisible proc /proc 2>/dev/null; then
+	hidden=()
+	for f in solutions build/solutions .git tests/grader/samples; do
+		[ -d "$kit/$f" ] && hidden+=("$kit/$f")
+	done
+	own_proc=(unshare --mount --propagation private --pid --fork --kill-child -- sh -c '
+		mount -t proc -o hidepid=invisible proc /proc || exit 125
+		while [ "$1" != -- ]; do
+			mount -t tmpfs -o ro,size=4k,mode=755 hidden "$1" || exit 125
+			shift
+		done
+		shift
+		"$@"' own-proc "${hidden[@]}" --)
+	"${own_proc[@]}" true 2>/dev/null ||
+		die "cannot hide ${hidden[*]} from students' code (mount -t tmpfs in a mount namespace failed)"
+fi
+
+# student_uid K: the uid of the batch's submission K.
+student_uid() {
+	echo $((uid_base + 1 + $1))
+}
+
+# as_student UID SECONDS CMD...: run CMD with the limits, for at most
+# SECONDS (times the multiplier), as UID when root.
+as_student() {
+	local uid=$1 limit
+	limit=$(rl_scaled "$2")
+	shift 2
+	if isolated; then
+		timeout -k 5 "$limit" prlimit --cpu="$limit_cpu" --as="$limit_as" --fsize="$limit_fsize" \
+			--nproc="$limit_nproc" --core=0 $memlock -- "${own_proc[@]}" \
+			setpriv --reuid="$uid" --regid="$uid" \
+			--clear-groups --no-new-privs -- "$@"
+	else
+		timeout -k 5 "$limit" prlimit --cpu="$limit_cpu" --as="$limit_as" --fsize="$limit_fsize" \
+			--core=0 -- "$@"
+	fi
+}
+
+# end_student UID: kill whatever UID left running (a backstop: each run has
+# its PID namespace).
+end_student() {
+	isolated || return 0
+	local i
+	for i in $(seq 50); do
+		pkill -KILL -U "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+}
+
+# clean_student UID: once a submission is done, remove the files UID left in
+# the shared temporary folders, where a submission of a later batch, which
+# gets the same uid, would find them.
+clean_student() {
+	isolated || return 0
+	find /tmp /var/tmp /dev/shm -xdev -user "$1" -delete 2>/dev/null
+	return 0
+}
+
+# give_student UID PATH...: let UID own PATH (when root).
+give_student() {
+	local uid=$1
+	shift
+	isolated || return 0
+	chown -R "$uid:$uid" "$@"
+}
+
+# own_folder UID DIR: DIR open to UID's group alone (when root), so that no
+# other submission's uid can reach what is below it.
+own_folder() {
+	chmod 750 "$2"
+	! isolated || chgrp "$1" "$2"
+}
+
+# guest_user: as root, each User-Mode Linux guest runs as a host user of its own
+# (uid GRADE_UID_BASE - 1, no student's), and its root, the grader inside, can
+# write on this machine only what that user owns: the work folder and each
+# submission's results. The QEMU VM enforces its read-only root itself.
+host_uid=()
+guest_user() {
+	isolated || return 0
+	local uid=$((uid_base - 1))
+	host_uid=(--host-uid "$uid")
+	chown "$uid:$uid" "$work" "$batch" "$batch"/* # not the list of sources, root's
+	chown root "$batch/list"
+	chown "$uid" "$work"/*/ # the group stays the submission's (own_folder)
+	chown -R "$uid:$uid" "$work"/*/results
+	if ! setpriv --reuid="$uid" --regid="$uid" --clear-groups -- test -w "$work"; then
+		echo "the results folder $out cannot be reached by the grader's guest user (uid $uid): make every folder above it traversable (mode 711 or 755)" >"$batch/infra.txt"
+		return 1
+	fi
+}
+
+# why_guest_failed LOG: the line of a guest's log that says why it failed.
+why_guest_failed() {
+	grep -E '^(uml-run|rxe-run|run-rdma|uml-probe|uml-kernel): ' "$1" | tail -n 1 | grep . ||
+		grep -v -e '^[[:space:]]*$' -e '^rdmalab-grade: --- ' "$1" | tail -n 1
+}
