@@ -25,6 +25,8 @@ TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: each test declares its po
 	"tests/grader/test-rubric")
 TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: a lab's files keep its rules (includes, calls, no constructors, no assembly)" \
 	"tests/grader/test-lab-rules")
+TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: intake of links, devices, absolute and .. paths, big files, odd names" \
+	"tests/grader/test-intake --mode $(RDMA_MODE)")
 
 .PHONY: grade grade-samples grader-kit
 

@@ -53,6 +53,20 @@ refuse() {
 $broken"
 }
 
+# unpack TARBALL DIR UID: TARBALL's files into DIR, unpacked as UID with its
+# limits: a device node, a file past the size limit or a name with ".."
+# stops it, and nothing lands outside DIR. Root opens TARBALL, which need
+# not be readable by UID.
+unpack() {
+	local z=
+	[ "$(head -c 2 "$1" | od -An -tx1 | tr -d ' \n')" = 1f8b ] && z=-z
+	give_student "$3" "$2"
+	as_student "$3" 120 tar $z -xf - -C "$2" --no-same-owner --no-same-permissions <"$1"
+	local rc=$?
+	end_student "$3"
+	return $rc
+}
+
 # prepare_one NAME SOURCE UID: a clean tree of the kit in WORK/NAME/tree with
 # the submission's manifest files in labs/, and each lab built in it as UID.
 prepare_one() {
@@ -64,9 +78,10 @@ prepare_one() {
 	if [ -d "$src" ]; then
 		labroot=$(find_labs "$src")
 	elif tar -tf "$src" >/dev/null 2>&1; then
-		if ! tar -xf "$src" -C "$w/src" --no-same-owner --no-same-permissions 2>"$w/unpack.log"; then
+		if ! unpack "$src" "$w/src" "$uid" 2>"$w/unpack.log"; then
 			labroot=
-			echo "could not unpack $(basename "$src"): $(head -n 1 "$w/unpack.log")" >"$w/intake.txt"
+			echo "could not unpack $(basename "$src"): $(grep -v -e 'Removing leading' \
+				-e 'Exiting with failure' "$w/unpack.log" | head -n 1) (make it with: tar -czf NAME.tgz labs)" >"$w/intake.txt"
 		else
 			labroot=$(find_labs "$w/src")
 		fi
