@@ -27,6 +27,9 @@ TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: a lab's files keep its ru
 	"tests/grader/test-lab-rules")
 TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: intake of links, devices, absolute and .. paths, big files, odd names" \
 	"tests/grader/test-intake --mode $(RDMA_MODE)")
+# After the samples: their classes' pages, drawn by Chromium, beside a made-up class.
+TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: class.html, drawn by Chromium, shows class.csv's figures" \
+	"tests/grader/test-class-html $(BUILD)/grader-samples/results-lab3 $(BUILD)/grader-samples/results-all-labs")
 
 .PHONY: grade grade-samples grader-kit
 
