@@ -51,8 +51,10 @@ function read_csv(    line, f, n, i) {
 		exit 1
 	}
 	ncol = csv_split(line, head)
-	for (i = 2; i <= ncol && head[i] ~ /^lab/; i++)
+	for (i = 2; i <= ncol && head[i] ~ /^lab/; i++) {
 		lab[++nl] = substr(head[i], 4)
+		asked[lab[nl]] = 1
+	}
 	while ((getline line < file) > 0) {
 		n = csv_split(line, f)
 		ns++
@@ -77,7 +79,7 @@ function read_steps(    s, file, line, fld, key) {
 		delete seen
 		file = out "/" row[s, 1] "/results.tsv"
 		while ((getline line < file) > 0) {
-			if (split(line, fld, "\t") < 6)
+			if (split(line, fld, "\t") < 6 || !(fld[1] in asked))
 				continue
 			key = fld[1] SUBSEP fld[2]
 			if (!((fld[1], fld[2]) in nstep_tests)) {

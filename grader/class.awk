@@ -27,6 +27,8 @@ function sort_numbers(a, n,    i, j, v) {
 BEGIN {
 	FS = "\t"
 	nl = split(labs, lab, " ")
+	for (l = 1; l <= nl; l++)
+		asked[lab[l]] = 1
 	ns = split(students, names, " ")
 	for (i = 1; i <= ns; i++) {
 		student = names[i]
@@ -43,7 +45,9 @@ BEGIN {
 		close(file)
 		file = out "/" student "/results.tsv"
 		while ((getline line < file) > 0) {
-			if (split(line, fld, "\t") < 6)
+			# Only the labs of this class's columns: a student graded
+			# earlier in DIR may have results of other labs too.
+			if (split(line, fld, "\t") < 6 || !(fld[1] in asked))
 				continue
 			if (fld[2] == "build" && fld[7] ~ /^refused: /)
 				flagged[student] = flagged[student] " " fld[1]

@@ -27,7 +27,10 @@ TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: a lab's files keep its ru
 	"tests/grader/test-lab-rules")
 TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: intake of links, devices, absolute and .. paths, big files, odd names" \
 	"tests/grader/test-intake --mode $(RDMA_MODE)")
-# After the samples: their classes' pages, drawn by Chromium, beside a made-up class.
+# After the samples: what they wrote, read back by parsers of each format,
+# and their classes' pages, drawn by Chromium, beside a made-up class.
+TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: results.json, junit.xml and class.csv read back against their formats" \
+	"tests/grader/test-formats")
 TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: class.html, drawn by Chromium, shows class.csv's figures" \
 	"tests/grader/test-class-html $(BUILD)/grader-samples/results-lab3 $(BUILD)/grader-samples/results-all-labs")
 
