@@ -71,3 +71,26 @@ RL_TEST(crashes, .step = 4, .points = 1)
 	raise(SIGSEGV);
 }
 END_TEST
+
+/* Step 5 never returns: the first test runs out its time limit... */
+RL_TEST(hangs, .step = 5, .points = 1)
+{
+	for (;;)
+		pause();
+}
+END_TEST
+
+/* ...and the others of the step get a quarter of it, */
+RL_TEST(hangs_too, .step = 5, .points = 1)
+{
+	for (;;)
+		pause();
+}
+END_TEST
+
+/* which is ample for a test that does not hang. */
+RL_TEST(passes_after_the_hangs, .step = 5, .points = 1)
+{
+	ck_assert_int_eq(2 + 2, 4);
+}
+END_TEST
