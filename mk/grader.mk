@@ -9,30 +9,33 @@
 GRADE_OUT  ?= grade-results
 GRADE_NAME := $(or $(USER),me)
 
-# make test: the samples, with the kit's solutions (a handout has neither).
-TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: the sample submissions get their expected scores" \
-	"tests/grader/run-samples --mode $(RDMA_MODE)")
+# make test, with the kit's solutions (a handout has neither, nor
+# tests/grader): the samples, then the grader's own tests.
+ifeq ($(HAVE_SOLUTIONS),yes)
+TEST_EXTRAS += --extra "grader: the sample submissions get their expected scores" \
+	"tests/grader/run-samples --mode $(RDMA_MODE)"
 # make test: lab-check's table and the grader's report keep a message of
 # many lines (a program's output), and make grade on a lab that does not
 # compile: on this machine, no RDMA (a handout has no tests/grader).
-TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: messages of many lines reach the table and the report (bounded)" \
-	"tests/grader/test-messages")
-TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: make grade LAB=0 with a Lab 1 that does not compile" \
-	"tests/grader/test-make-grade")
-TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: a test program's parent decides every result (exit(0), daemons, skips)" \
-	"tests/grader/test-graded")
-TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: each test declares its points once; scripts/rubric reads them" \
-	"tests/grader/test-rubric")
-TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: a lab's files keep its rules (includes, calls, no constructors, no assembly)" \
-	"tests/grader/test-lab-rules")
-TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: intake of links, devices, absolute and .. paths, big files, odd names" \
-	"tests/grader/test-intake --mode $(RDMA_MODE)")
+TEST_EXTRAS += --extra "grader: messages of many lines reach the table and the report (bounded)" \
+	"tests/grader/test-messages"
+TEST_EXTRAS += --extra "grader: make grade LAB=0 with a Lab 1 that does not compile" \
+	"tests/grader/test-make-grade"
+TEST_EXTRAS += --extra "grader: a test program's parent decides every result (exit(0), daemons, skips)" \
+	"tests/grader/test-graded"
+TEST_EXTRAS += --extra "grader: each test declares its points once; scripts/rubric reads them" \
+	"tests/grader/test-rubric"
+TEST_EXTRAS += --extra "grader: a lab's files keep its rules (includes, calls, no constructors, no assembly)" \
+	"tests/grader/test-lab-rules"
+TEST_EXTRAS += --extra "grader: intake of links, devices, absolute and .. paths, big files, odd names" \
+	"tests/grader/test-intake --mode $(RDMA_MODE)"
 # After the samples: what they wrote, read back by parsers of each format,
 # and their classes' pages, drawn by Chromium, beside a made-up class.
-TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: results.json, junit.xml and class.csv read back against their formats" \
-	"tests/grader/test-formats")
-TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "grader: class.html, drawn by Chromium, shows class.csv's figures" \
-	"tests/grader/test-class-html $(BUILD)/grader-samples/results-lab3 $(BUILD)/grader-samples/results-all-labs")
+TEST_EXTRAS += --extra "grader: results.json, junit.xml and class.csv read back against their formats" \
+	"tests/grader/test-formats"
+TEST_EXTRAS += --extra "grader: class.html, drawn by Chromium, shows class.csv's figures" \
+	"tests/grader/test-class-html $(BUILD)/grader-samples/results-lab3 $(BUILD)/grader-samples/results-all-labs"
+endif
 
 .PHONY: grade grade-samples grader-kit
 

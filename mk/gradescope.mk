@@ -15,5 +15,6 @@ gradescope:
 
 # make test: the bundle graded on a fake /autograder (the kit only: a
 # handout has no tests/grader).
-TEST_EXTRAS += $(if $(HAVE_SOLUTIONS),--extra "gradescope: the bundle sets up and grades a submission" \
-	"tests/grader/gradescope-test")
+ifeq ($(HAVE_SOLUTIONS),yes)
+TEST_EXTRAS += --extra "gradescope: the bundle sets up and grades a submission" "tests/grader/gradescope-test"
+endif
