@@ -45,8 +45,7 @@ run_one() {
 		as_student "$uid" 60 sh -c 'for f; do
 			[ -f "$f" ] && [ ! -L "$f" ] || continue
 			printf "\036rdmalab-file %s\n" "${f##*/}"
-			head -c 1048576 "$f"
-			echo
+			head -c 1048576 "$f" | sed "\$a\\"
 		done' sh "$run/results/lab$lab"/* 2>/dev/null |
 			awk -v dir="$w/results/lab$lab" '
 			/^\036rdmalab-file / {
