@@ -21,10 +21,17 @@ LDLIBS   += $(PKG_LIBS) -lpthread
 RDMA_MODE ?= auto
 RUN_RDMA  := vm/run-rdma --mode $(RDMA_MODE)
 
-# The framework library every lab, the receiver and the grader link.
+# What a student handout ships compiled, not as source, for the machine
+# kinds in tests/lib/ (see mk/kits.mk): the framework and the tests'
+# helpers, which hold working code for the labs' steps.
+KIT_ARCH    := $(shell $(CC) -dumpmachine 2>/dev/null || uname -m)
+KIT_SHIPPED := tests/lib/$(KIT_ARCH)
+
+# The framework library every lab, the receiver and the grader link (in a
+# handout, compiled: its rl_qp_to_rtr is Lab 1's step 6, and so on).
 FW_SRCS  := $(wildcard framework/*.c)
 FW_OBJS  := $(FW_SRCS:%.c=$(BUILD)/%.o)
-FW_LIB   := $(BUILD)/lib/librdmalab.a
+FW_LIB   := $(if $(FW_SRCS),$(BUILD)/lib/librdmalab.a,$(KIT_SHIPPED)/librdmalab.a)
 
 # Check suites: tests/unit runs on the host, tests/rdma needs a device.
 # Each test_*.c is one program, linked with the shared harness and its
@@ -45,10 +52,7 @@ NO_SOLUTIONS := no solutions/ in a student handout: nothing to check
 # The tests' helpers link as archives: one per lab (tests/labN/*.c besides
 # test_*.c: fixtures and the tests' own version of each step) and the
 # receiver's (its reference sender and fixture). The kit builds them from
-# source; a student handout has them compiled only, for the machine kinds in
-# tests/lib/ (see mk/kits.mk). LAB_KIT is empty for a lab without helpers.
-KIT_ARCH    := $(shell $(CC) -dumpmachine 2>/dev/null || uname -m)
-KIT_SHIPPED := tests/lib/$(KIT_ARCH)
+# source, a handout ships them. LAB_KIT is empty for a lab without helpers.
 LAB_KIT_SRCS = $(filter-out tests/lab$(1)/test_%,$(wildcard tests/lab$(1)/*.c))
 LAB_KIT = $(if $(call LAB_KIT_SRCS,$(1)),$(BUILD)/kits/lab$(1).a,$(if \
 	$(wildcard tests/lib/*/lab$(1).a),$(KIT_SHIPPED)/lab$(1).a))
@@ -73,10 +77,12 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
+ifneq ($(FW_SRCS),)
 $(FW_LIB): $(FW_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@
 	$(AR) rcs $@ $^
+endif
 
 $(UNIT_TESTS) $(RDMA_TESTS): $(BUILD)/%: $(BUILD)/%.o $(HARNESS_OBJ) $(FW_LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -84,7 +90,8 @@ $(UNIT_TESTS) $(RDMA_TESTS): $(BUILD)/%: $(BUILD)/%.o $(HARNESS_OBJ) $(FW_LIB)
 # make test: install what is missing (as root), build, run the host unit
 # tests, then the RDMA tests natively or in one boot of the Soft-RoCE VM.
 # The lab step tests run in the same boot; their tables are printed after.
-# The protocol decoder is fuzzed for TEST_FUZZ_SECONDS on the way, and the
+# The protocol decoder is fuzzed for TEST_FUZZ_SECONDS on the way (where
+# the framework's sources are: not in a handout), and the
 # student handout is built and its file list checked (no VM). In a student
 # handout the stubs and lab step checks are left out (see mk/labs.mk).
 TEST_FUZZ_SECONDS ?= 20
@@ -94,7 +101,7 @@ test:
 	@$(if $(HAVE_SOLUTIONS),,echo "$(NO_SOLUTIONS) (the lab step tests: make check LAB=N)")
 	@scripts/run-tests --mode $(RDMA_MODE) --unit "$(UNIT_TESTS)" --rdma "$(RDMA_TESTS)" --memcheck \
 		--stubs-check "$(TEST_STUBS_CHECK)" --handout-check "$(TEST_HANDOUT_CHECK)" \
-		--fuzz "$(MAKE) --no-print-directory -s fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)" \
+		--fuzz "$(if $(FW_SRCS),$(MAKE) --no-print-directory -s fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS))" \
 		--also "$(TEST_LABS_RUN)" --report "$(TEST_LABS_REPORT)" $(TEST_EXTRAS)
 
 # Where auto picks User-Mode Linux, the QEMU VM (the path of Apple Silicon

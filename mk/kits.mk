@@ -1,7 +1,8 @@
 # kits.mk: the tests' helpers, compiled into archives (see LAB_KIT in the
 # Makefile). Their sources hold working code for every step (the tests' own
 # version of each one, to run a student's step between them), so a student
-# handout ships them compiled only, as CS:APP ships its drivers.
+# handout ships them compiled only, as CS:APP ships its drivers; the
+# framework's library too (FW_LIB).
 #
 #   make kits      build/kits/labN.a for every lab with helpers, and the
 #                  receiver's test kit: what scripts/handout ships in

@@ -56,7 +56,7 @@ int lab1_exchange_dest(int fd, const struct lab1_dest *local, struct lab1_dest *
 	/* TODO step 9
 	 * Both sides send first and then receive: 42 bytes fit in any socket
 	 * buffer, so neither blocks. rl_oob_send/rl_oob_recv move exact byte counts.
-	 * Read: framework/oob.c, man 2 send, man 2 recv.
+	 * Read: rl_oob_send() and rl_oob_recv() in framework/rdmalab.h, man 2 send, man 2 recv.
 	 */
 	return rl_todo(9);
 }
