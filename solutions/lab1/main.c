@@ -7,6 +7,18 @@
 #define LAB1_CLIENT_MSG "hello from the lab1 client"
 #define LAB1_CLIENT_TEXT "written by RDMA into the server's memory"
 
+/*
+ * The client's message and text: these, or LAB1_MSG and LAB1_TEXT from the
+ * environment. The tests set random ones, so that the server prints them
+ * only when they really arrived.
+ */
+static const char *lab1_env_or(const char *name, const char *otherwise)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : otherwise;
+}
+
 int main(int argc, char **argv)
 {
 	struct lab1_received got;
@@ -25,7 +37,8 @@ int main(int argc, char **argv)
 
 	/* Only an address on the command line makes this the client. */
 	if (args.addr_given)
-		ret = lab1_run_client(&args, LAB1_CLIENT_MSG, LAB1_CLIENT_TEXT);
+		ret = lab1_run_client(&args, lab1_env_or("LAB1_MSG", LAB1_CLIENT_MSG),
+				      lab1_env_or("LAB1_TEXT", LAB1_CLIENT_TEXT));
 	else
 		ret = lab1_run_server(&args, &got);
 	return ret ? EXIT_FAILURE : EXIT_SUCCESS;

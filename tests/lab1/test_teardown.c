@@ -141,7 +141,8 @@ static void program_path(char *path, size_t len)
 }
 
 /* Start PROG -p PORT [ADDR] with its output in the file OUT. */
-static pid_t start(const char *prog, const char *port, const char *addr, const char *out)
+static pid_t start(const char *prog, const char *port, const char *addr, const char *out,
+		   const char *msg, const char *text)
 {
 	pid_t pid = fork();
 	int fd;
@@ -153,6 +154,10 @@ static pid_t start(const char *prog, const char *port, const char *addr, const c
 	dup2(fd, STDOUT_FILENO);
 	dup2(fd, STDERR_FILENO);
 	alarm(50);
+	if (msg && text) {
+		setenv("LAB1_MSG", msg, 1);
+		setenv("LAB1_TEXT", text, 1);
+	}
 	execl(prog, "lab1", "-p", port, addr, (char *)NULL);
 	_exit(127);
 }
@@ -185,16 +190,19 @@ static void slurp(const char *file, char *buf, size_t len)
 RL_TEST(lab1_server_and_client_programs_run_end_to_end, .step = 11, .points = 2, .needs = 10)
 {
 	char srv_out[] = "/tmp/lab1-server-XXXXXX", cli_out[] = "/tmp/lab1-client-XXXXXX";
-	char prog[PATH_MAX + 16], port[16], srv[4096], cli[4096];
+	char prog[PATH_MAX + 16], port[16], srv[4096], cli[4096], msg[64], text[128], want[160];
 	int srv_status, cli_status;
 	pid_t server, client;
 
+	/* Random, so that the server prints them only when they really arrived. */
+	rl_test_random_text(msg, sizeof(msg));
+	rl_test_random_text(text, sizeof(text));
 	program_path(prog, sizeof(prog));
 	snprintf(port, sizeof(port), "%u", rl_test_free_port());
 	close(mkstemp(srv_out));
 	close(mkstemp(cli_out));
-	server = start(prog, port, NULL, srv_out);
-	client = start(prog, port, rl_test_addr(), cli_out);
+	server = start(prog, port, NULL, srv_out, NULL, NULL);
+	client = start(prog, port, rl_test_addr(), cli_out, msg, text);
 	cli_status = finish(client, 45);
 	if (cli_status != 0)
 		kill(server, SIGKILL);
@@ -207,11 +215,12 @@ RL_TEST(lab1_server_and_client_programs_run_end_to_end, .step = 11, .points = 2,
 		      cli_status, cli);
 	ck_assert_msg(srv_status == 0, "expected the server to exit 0, got %d; it printed:\n%s",
 		      srv_status, srv);
-	ck_assert_msg(strstr(srv, "\"hello from the lab1 client\""),
-		      "expected the server to print the message \"hello from the lab1 client\", it "
-		      "printed:\n%s",
+	snprintf(want, sizeof(want), "\"%s\"", msg);
+	ck_assert_msg(strstr(srv, want),
+		      "expected the server to print the message %s, it printed:\n%s", want, srv);
+	snprintf(want, sizeof(want), "\"%s\"", text);
+	ck_assert_msg(strstr(srv, want),
+		      "expected the server to print the written text %s, it printed:\n%s", want,
 		      srv);
-	ck_assert_msg(strstr(srv, "\"written by RDMA into the server's memory\""),
-		      "expected the server to print the written text, it printed:\n%s", srv);
 }
 END_TEST
