@@ -31,7 +31,7 @@ KIT_SHIPPED := tests/lib/$(KIT_ARCH)
 # handout, compiled: its rl_qp_to_rtr is Lab 1's step 6, and so on).
 FW_SRCS  := $(wildcard framework/*.c)
 FW_OBJS  := $(FW_SRCS:%.c=$(BUILD)/%.o)
-FW_LIB   := $(if $(FW_SRCS),$(BUILD)/lib/librdmalab.a,$(KIT_SHIPPED)/librdmalab.a)
+FW_LIB   := $(if $(FW_SRCS),$(BUILD)/lib,$(KIT_SHIPPED))/librdmalab.a
 
 # Check suites: tests/unit runs on the host, tests/rdma needs a device.
 # Each test_*.c is one program, linked with the shared harness and its
@@ -56,7 +56,7 @@ NO_SOLUTIONS := no solutions/ in a student handout: nothing to check
 LAB_KIT_SRCS = $(filter-out tests/lab$(1)/test_%,$(wildcard tests/lab$(1)/*.c))
 LAB_KIT = $(if $(call LAB_KIT_SRCS,$(1)),$(BUILD)/kits/lab$(1).a,$(if \
 	$(wildcard tests/lib/*/lab$(1).a),$(KIT_SHIPPED)/lab$(1).a))
-RECEIVER_TESTKIT := $(if $(wildcard receiver/refsend.c),$(BUILD)/lib/libreceiver-testkit.a,$(KIT_SHIPPED)/receiver-testkit.a)
+RECEIVER_TESTKIT := $(if $(wildcard receiver/refsend.c),$(BUILD)/lib,$(KIT_SHIPPED))/libreceiver-testkit.a
 
 .PHONY: all build deps deps-check test unit-test rdma-test demo doctor \
 	vm-shell vm-prepare format clean help

@@ -5,8 +5,11 @@
 # framework's library too (FW_LIB).
 #
 #   make kits      build/kits/labN.a for every lab with helpers, and the
-#                  receiver's test kit: what scripts/handout ships in
-#                  tests/lib/MACHINE/ (MACHINE: $(CC) -dumpmachine)
+#                  receiver's test kit
+#   make kits-ship build/kits/ship/MACHINE/: those and the framework's
+#                  library, without debug information, under the names the
+#                  makefiles link in a handout: what scripts/handout ships in
+#                  tests/lib/ (MACHINE: $(CC) -dumpmachine)
 #
 # A lab's helpers are compiled once, against labs/labN/labN.h: the headers
 # of labs/ and solutions/ are the same file (students do not edit them).
@@ -25,9 +28,16 @@ $(BUILD)/kits/lab$(1)/%.o: tests/lab$(1)/%.c
 endef
 $(foreach n,$(KIT_LABS),$(eval $(call kit_rules,$(n))))
 
-.PHONY: kits
+.PHONY: kits kits-ship
 kits: $(foreach n,$(KIT_LABS),$(call LAB_KIT,$(n))) $(RECEIVER_TESTKIT)
+
+KIT_SHIP := $(BUILD)/kits/ship/$(KIT_ARCH)
+kits-ship: kits $(FW_LIB)
+	@rm -rf $(BUILD)/kits/ship
+	@mkdir -p $(KIT_SHIP)
+	cp $(foreach n,$(KIT_LABS),$(call LAB_KIT,$(n))) $(RECEIVER_TESTKIT) $(FW_LIB) $(KIT_SHIP)/
+	strip --strip-debug $(KIT_SHIP)/*.a
 
 # In a handout: a lab whose helpers were shipped for other machines only.
 $(KIT_SHIPPED)/%.a:
-	@echo "make: this handout has the tests' helpers compiled for $(notdir $(wildcard tests/lib/*)) only, not for $(KIT_ARCH): ask your instructor for a handout made on $(KIT_ARCH) (docs/instructor.md, \"The handout\")" >&2; exit 1
+	@echo "make: this handout has the framework and the tests' helpers compiled for $(notdir $(wildcard tests/lib/*)) only, not for $(KIT_ARCH): ask your instructor for a handout made on $(KIT_ARCH) (docs/instructor.md, \"The handout\")" >&2; exit 1
