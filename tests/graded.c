@@ -242,6 +242,35 @@ static bool timed_out(TestResult *tr)
 }
 
 /*
+ * Grades the one test SR ran into R: its result, or why it failed. ENDED
+ * says whether the child ran the body to its last line, LIMIT what time it
+ * had. Returns whether it ran out of that time.
+ */
+static bool verdict(SRunner *sr, bool ended, double limit, struct row *r)
+{
+	TestResult **tr = srunner_results(sr);
+	bool hung = false;
+
+	if (srunner_ntests_run(sr) != 1) {
+		r->message = copy("did not run (is CK_RUN_CASE or CK_RUN_SUITE set?)");
+	} else if (timed_out(tr[0])) {
+		hung = true;
+		r->message = copy(limit < RL_TEST_TIMEOUT_RDMA ? SHORT_TIMEOUT : tr_msg(tr[0]));
+	} else if (tr_rtype(tr[0]) != CK_PASS) {
+		r->message = copy(tr_msg(tr[0]));
+	} else if (!ended) {
+		r->message = copy(
+			"the test ended before its last line, with exit status 0: "
+			"code under test called exit() or _exit(); a step returns to its caller");
+	} else {
+		r->result = "pass";
+		r->message = copy("");
+	}
+	free(tr);
+	return hung;
+}
+
+/*
  * Runs test G in a child of its own (Check's fork mode), for at most LIMIT
  * seconds (times CK_TIMEOUT_MULTIPLIER), and grades it. Returns whether it
  * ran out of time.
@@ -252,9 +281,8 @@ static bool run_test(const struct rl_graded *g, double limit, struct row *r)
 	Suite *s = suite_create("graded");
 	TCase *tc = tcase_create("step");
 	SRunner *sr = srunner_create(s);
-	TestResult **tr;
-	int fd[2], ended, left;
-	bool hung = false;
+	int fd[2], left;
+	bool ended, hung;
 
 	body.name = g->test->name; /* Check's name for the test, and the crash report's */
 	body.file = g->test->file;
@@ -274,28 +302,11 @@ static bool run_test(const struct rl_graded *g, double limit, struct row *r)
 	left = end_leftovers();
 	ended = body_ended(fd[0]);
 	close(fd[0]);
-	tr = srunner_results(sr);
 	*r = (struct row){ .g = g, .result = "FAIL" };
-	if (srunner_ntests_run(sr) != 1) {
-		r->message = copy("did not run (is CK_RUN_CASE or CK_RUN_SUITE set?)");
-	} else if (timed_out(tr[0])) {
-		hung = true;
-		r->message = copy(limit < RL_TEST_TIMEOUT_RDMA ? SHORT_TIMEOUT : tr_msg(tr[0]));
-	} else if (tr_rtype(tr[0]) != CK_PASS) {
-		r->message = copy(tr_msg(tr[0]));
-	} else if (!ended) {
-		r->message = copy(
-			"the test ended before its last line, with exit status 0: "
-			"code under test called exit() or _exit(); a step returns to its caller");
-	} else {
-		r->result = "pass";
-	}
-	if (!r->message)
-		r->message = copy("");
+	hung = verdict(sr, ended, limit, r);
 	if (left)
 		fprintf(stderr, "graded: test %s left %d process(es) running: killed\n",
 			g->test->name, left);
-	free(tr);
 	srunner_free(sr);
 	return hung;
 }
