@@ -324,6 +324,7 @@ static void rcv_on_file_info(struct rcv_conn *conn, const struct rl_msg_file_inf
 	r->has_file_size = true;
 	r->file_size = m->size;
 	memcpy(conn->want_sha256, m->sha256, sizeof(conn->want_sha256));
+	rcv_hex(m->sha256, sizeof(m->sha256), r->sha256);
 	if (m->size > cfg->max_file) {
 		rcv_fail(conn, RL_PERR_TOO_LARGE,
 			 "a file of %llu bytes is past this receiver's "
@@ -423,12 +424,17 @@ static void rcv_on_student_id(struct rcv_conn *conn, const struct rl_msg_student
 		rcv_fail(conn, RL_PERR_INTERNAL, "could not compute the key");
 		return;
 	}
+	if (rcv_key_sha256(key.key, r->key_sha256)) {
+		rcv_fail(conn, RL_PERR_INTERNAL, "could not hash the key for the results log");
+		return;
+	}
 	r->step = 7;
 	r->key_issued = true;
 	r->time = time(NULL);
 	if (rcv_results_append(srv->results_fd, r)) {
 		r->step = 6;
 		r->key_issued = false;
+		r->key_sha256[0] = '\0';
 		rcv_fail(conn, RL_PERR_INTERNAL, "could not record the key: ask the instructor");
 		return;
 	}

@@ -120,24 +120,58 @@ int rcv_key_for(const uint8_t *secret, size_t secret_len, const char *id, char k
 	return 0;
 }
 
+/*
+ * The letters and digits of KEY, upper-cased, without the dashes and spaces
+ * a student may have typed, into OUT; their count, or 0 if KEY is longer
+ * than any key.
+ */
+static size_t rcv_key_letters(const char *key, char out[RCV_KEY_LEN + 1])
+{
+	size_t n = 0, i;
+
+	for (i = 0; key[i] && n < RCV_KEY_LEN; i++) {
+		if (key[i] == '-' || key[i] == ' ')
+			continue;
+		out[n++] = (key[i] >= 'a' && key[i] <= 'z') ? key[i] - 'a' + 'A' : key[i];
+	}
+	out[n] = '\0';
+	return key[i] ? 0 : n;
+}
+
 /* True if KEY is ID's key: case, dashes and spaces do not matter. */
 bool rcv_key_matches(const uint8_t *secret, size_t secret_len, const char *id, const char *key)
 {
 	char want[RCV_KEY_LEN + 1], a[RCV_KEY_LEN + 1], b[RCV_KEY_LEN + 1];
-	size_t na = 0, nb = 0, i;
+	size_t na, nb;
 
 	if (rcv_key_for(secret, secret_len, id, want))
 		return false;
-	for (i = 0; want[i]; i++) {
-		if (want[i] != '-')
-			a[na++] = want[i];
+	na = rcv_key_letters(want, a);
+	nb = rcv_key_letters(key, b);
+	return nb && na == nb && CRYPTO_memcmp(a, b, na) == 0;
+}
+
+void rcv_hex(const uint8_t *in, size_t n, char *out)
+{
+	static const char digit[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digit[in[i] >> 4];
+		out[2 * i + 1] = digit[in[i] & 15];
 	}
-	for (i = 0; key[i] && nb < sizeof(b) - 1; i++) {
-		if (key[i] == '-' || key[i] == ' ')
-			continue;
-		b[nb++] = (key[i] >= 'a' && key[i] <= 'z') ? key[i] - 'a' + 'A' : key[i];
-	}
-	if (key[i])
-		return false; /* longer than any key */
-	return na == nb && CRYPTO_memcmp(a, b, na) == 0;
+	out[2 * n] = '\0';
+}
+
+int rcv_key_sha256(const char *key, char hex[65])
+{
+	uint8_t md[32];
+	char letters[RCV_KEY_LEN + 1];
+	size_t n = rcv_key_letters(key, letters);
+
+	hex[0] = '\0';
+	if (!EVP_Digest(letters, n, md, NULL, EVP_sha256(), NULL))
+		return -EIO;
+	rcv_hex(md, sizeof(md), hex);
+	return 0;
 }

@@ -49,7 +49,9 @@ struct rcv_result {
 	uint64_t bytes_received; /* bytes hashed */
 	int hash_ok;             /* 1, 0, or -1 when no hash was compared */
 	bool key_issued;
-	int step;                           /* 0 to 7, see docs/protocol.md */
+	char sha256[65];     /* the hash FILE_INFO announced, in hex; empty before it */
+	char key_sha256[65]; /* the SHA-256 of the key issued, in hex; empty if none */
+	int step;            /* 0 to 7, see docs/protocol.md */
 	char error[RL_PROTO_MAX_TEXT + 32]; /* "code-name: text", empty if none */
 	bool self_study;
 };
@@ -156,6 +158,14 @@ int rcv_key_for(const uint8_t *secret, size_t secret_len, const char *id,
 		char key[RCV_KEY_LEN + 1]);
 /* True if KEY (any case, dashes and spaces ignored) is the key for ID. */
 bool rcv_key_matches(const uint8_t *secret, size_t secret_len, const char *id, const char *key);
+/* The N bytes at IN in lower-case hex into OUT (2N + 1 bytes). */
+void rcv_hex(const uint8_t *in, size_t n, char *out);
+/*
+ * The SHA-256, in hex, of KEY's letters and digits (upper-cased, no dashes
+ * or spaces): the results log's "key_sha256", by which a key a student
+ * shows can be checked without the secret. 0, or -EIO.
+ */
+int rcv_key_sha256(const char *key, char hex[65]);
 
 /* results.c: the results log */
 /* Open PATH for appending (created mode 600); the fd, or -errno after one line. */

@@ -72,6 +72,14 @@ static bool rcv_json_string(char **out, char *end, const char *s)
 		ok_;                                                                               \
 	})
 
+/* Append HEX as a JSON string, or null when it is empty; false if it did not fit. */
+static bool rcv_json_hex(char **out, const char *end, const char *hex)
+{
+	if (!hex[0])
+		return RCV_APPEND(out, end, "null");
+	return RCV_APPEND(out, end, "\"%s\"", hex);
+}
+
 /* Format R as one JSON line ending in '\n' into BUF. */
 int rcv_results_format(char *buf, size_t size, const struct rcv_result *r)
 {
@@ -93,11 +101,16 @@ int rcv_results_format(char *buf, size_t size, const struct rcv_result *r)
 		ok = RCV_APPEND(&p, end, ",\"file_size\":%llu", (unsigned long long)r->file_size);
 	else if (ok)
 		ok = RCV_APPEND(&p, end, ",\"file_size\":null");
-	ok = ok && RCV_APPEND(&p, end,
-			      ",\"bytes_received\":%llu,\"hash_ok\":%s,\"key_issued\":%s,"
-			      "\"step\":%d,\"step_name\":\"%s\",\"error\":",
-			      (unsigned long long)r->bytes_received, hash_ok[r->hash_ok + 1],
-			      r->key_issued ? "true" : "false", r->step, rcv_step_name(r->step));
+	ok = ok && RCV_APPEND(&p, end, ",\"sha256\":") && rcv_json_hex(&p, end, r->sha256);
+	ok = ok &&
+	     RCV_APPEND(&p, end,
+			",\"bytes_received\":%llu,\"hash_ok\":%s,\"key_issued\":%s,"
+			"\"key_sha256\":",
+			(unsigned long long)r->bytes_received, hash_ok[r->hash_ok + 1],
+			r->key_issued ? "true" : "false") &&
+	     rcv_json_hex(&p, end, r->key_sha256);
+	ok = ok && RCV_APPEND(&p, end, ",\"step\":%d,\"step_name\":\"%s\",\"error\":", r->step,
+			      rcv_step_name(r->step));
 	if (ok && r->error[0])
 		ok = rcv_json_string(&p, end, r->error);
 	else if (ok)
@@ -109,7 +122,7 @@ int rcv_results_format(char *buf, size_t size, const struct rcv_result *r)
 /* Append R to FD as one line, then fsync: the line is on disk when this returns 0. */
 int rcv_results_append(int fd, const struct rcv_result *r)
 {
-	char line[1024];
+	char line[2048];
 	int len = rcv_results_format(line, sizeof(line), r);
 	ssize_t n;
 

@@ -20,6 +20,8 @@
 #define VECTOR_SECRET "correct horse battery staple"
 #define VECTOR_ID "student42"
 #define VECTOR_KEY "IIBA-AIS7-RQ4N-P6RQ"
+/* printf IIBAAIS7RQ4NP6RQ | sha256sum */
+#define VECTOR_KEY_SHA256 "541451f5279eb50c3a18aece10094b48a4d20f9c9e4c291ba5fca289a7f95238"
 
 static const uint8_t *vector_secret = (const uint8_t *)VECTOR_SECRET;
 static const size_t vector_len = sizeof(VECTOR_SECRET) - 1;
@@ -210,6 +212,23 @@ START_TEST(test_verify_checks_a_key_offline)
 }
 END_TEST
 
+START_TEST(test_the_logged_key_hash_is_that_of_its_letters)
+{
+	static const char *const spellings[] = { VECTOR_KEY, "iiba-ais7-rq4n-p6rq",
+						 "IIBA AIS7 RQ4N P6RQ" };
+	char hex[65];
+	size_t i;
+
+	for (i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
+		ck_assert_int_eq(rcv_key_sha256(spellings[i], hex), 0);
+		ck_assert_msg(!strcmp(hex, VECTOR_KEY_SHA256), "%s: expected %s, got %s",
+			      spellings[i], VECTOR_KEY_SHA256, hex);
+	}
+	ck_assert_int_eq(rcv_key_sha256("IIBA-AIS7-RQ4N-P6RA", hex), 0);
+	ck_assert_msg(strcmp(hex, VECTOR_KEY_SHA256), "another key, expected another hash");
+}
+END_TEST
+
 Suite *rl_test_suite(void)
 {
 	Suite *s = suite_create("receiver: keys and secrets");
@@ -222,6 +241,7 @@ Suite *rl_test_suite(void)
 	tcase_add_test(tc, test_key_check_forgives_case_dashes_and_spaces_only);
 	tcase_add_test(tc, test_secret_files_must_be_private_and_long_enough);
 	tcase_add_test(tc, test_verify_checks_a_key_offline);
+	tcase_add_test(tc, test_the_logged_key_hash_is_that_of_its_letters);
 	suite_add_tcase(s, tc);
 	return s;
 }

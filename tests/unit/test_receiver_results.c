@@ -19,12 +19,17 @@ START_TEST(test_an_issued_key_makes_a_complete_line)
 		.bytes_received = 300001,
 		.hash_ok = 1,
 		.key_issued = true,
+		.sha256 = "8f14e45fceea167a5a36dedd4bea2543f1bb7b3a2f3c0e9b8e2f6d5f0e9c0a11",
+		.key_sha256 = "0b2d6a3e4c4bd0d4e6a8b9c3d2e1f00112233445566778899aabbccddeeff001",
 		.step = 7,
 	};
 	static const char expected[] =
 		"{\"time\":\"2023-11-14T22:13:20Z\",\"peer\":\"10.211.0.1:51234\","
-		"\"student_id\":\"s1234567\",\"file_size\":300001,\"bytes_received\":300001,"
-		"\"hash_ok\":true,\"key_issued\":true,\"step\":7,\"step_name\":\"key\","
+		"\"student_id\":\"s1234567\",\"file_size\":300001,"
+		"\"sha256\":\"8f14e45fceea167a5a36dedd4bea2543f1bb7b3a2f3c0e9b8e2f6d5f0e9c0a11\","
+		"\"bytes_received\":300001,\"hash_ok\":true,\"key_issued\":true,"
+		"\"key_sha256\":\"0b2d6a3e4c4bd0d4e6a8b9c3d2e1f00112233445566778899aabbccddeeff001\","
+		"\"step\":7,\"step_name\":\"key\","
 		"\"error\":null,\"self_study\":false}\n";
 	char line[1024];
 	int n = rcv_results_format(line, sizeof(line), &r);
@@ -49,9 +54,10 @@ START_TEST(test_a_failed_attempt_has_nulls_and_an_escaped_error)
 	int n = rcv_results_format(line, sizeof(line), &r);
 
 	ck_assert_msg(n > 0, "expected a line, got %d", n);
-	ck_assert_msg(strstr(line, "\"student_id\":null,\"file_size\":null,"), "got %s", line);
-	ck_assert_msg(strstr(line, "\"hash_ok\":null,\"key_issued\":false,\"step\":1,"
-				   "\"step_name\":\"connected\""),
+	ck_assert_msg(strstr(line, "\"student_id\":null,\"file_size\":null,\"sha256\":null,"),
+		      "got %s", line);
+	ck_assert_msg(strstr(line, "\"hash_ok\":null,\"key_issued\":false,\"key_sha256\":null,"
+				   "\"step\":1,\"step_name\":\"connected\""),
 		      "got %s", line);
 	ck_assert_msg(strstr(line, "\"error\":\"bad-id: \\\"a\\\\b\\\"\\u0001\""), "got %s", line);
 	ck_assert_msg(strstr(line, "\"self_study\":true}\n"), "got %s", line);
