@@ -1,6 +1,6 @@
 # format.awk: one submission's results in the three forms the grader writes.
-# Input: results.tsv, one line per test: lab, step (a number, "e2e" or
-# "build"), test, result (pass, FAIL, skipped), points earned, points, message
+# Input: results.tsv, one line per test: lab, step (a number or "build"),
+# test, result (pass, FAIL, skipped), points earned, points, message
 # (its newlines written \n, tabs \t, backslashes \\: see scripts/lab-check).
 # Variables: name, out (the folder to write), made (when), graded (which labs),
 # source (what was graded: a commit, or the files taken, one per line),
@@ -41,8 +41,6 @@ function xml(s) {
 function title(i) {
 	if (step[i] == "build")
 		return "Lab " lab[i] ": the lab builds"
-	if (step[i] == "e2e")
-		return "Lab " lab[i] " end to end: " test[i]
 	return "Lab " lab[i] " step " step[i] ": " test[i]
 }
 

@@ -14,6 +14,9 @@
  *       a test did not pass, 2 on a usage error.
  *   PROG --rubric
  *       print the tests, one per line: step, test, points, needs (- for none).
+ *   PROG --receivers
+ *       print the tests that talk to a reference receiver, one per line:
+ *       test, the receiver's options (the grader starts those receivers).
  */
 #define _GNU_SOURCE /* pipe2 */
 #include <ctype.h>
@@ -41,6 +44,7 @@ struct options {
 	int step;            /* 0: every step */
 	int all;             /* run the tests of a failed step's dependents too */
 	int rubric;          /* print the tests instead of running them */
+	int receivers;       /* print the tests' receivers instead of running them */
 	const char *results; /* NULL: print the results */
 };
 
@@ -98,6 +102,8 @@ static const struct rl_graded **collect(size_t *n)
 			die("needs .points = 1 or more", t[i]);
 		if (t[i]->needs < 0 || t[i]->needs >= t[i]->step)
 			die("can only need an earlier step (.needs)", t[i]);
+		if (t[i]->limit < 0)
+			die("needs .limit = 1 or more seconds, or none", t[i]);
 		for (j = 0; j < i; j++)
 			if (strcmp(t[i]->test->name, t[j]->test->name) == 0)
 				die("is declared twice", t[i]);
@@ -108,7 +114,8 @@ static const struct rl_graded **collect(size_t *n)
 
 static void usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s [--step K] [--all] [--results FILE] | --rubric\n", prog);
+	fprintf(stderr, "usage: %s [--step K] [--all] [--results FILE] | --rubric | --receivers\n",
+		prog);
 	exit(2);
 }
 
@@ -121,6 +128,8 @@ static struct options parse(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--rubric") == 0) {
 			o.rubric = 1;
+		} else if (strcmp(argv[i], "--receivers") == 0) {
+			o.receivers = 1;
 		} else if (strcmp(argv[i], "--all") == 0) {
 			o.all = 1;
 		} else if (strcmp(argv[i], "--results") == 0 && i + 1 < argc) {
@@ -137,6 +146,11 @@ static struct options parse(int argc, char **argv)
 		}
 	}
 	return o;
+}
+
+const struct rl_graded *rl_graded_test(void)
+{
+	return current.g;
 }
 
 /* In the test's child: the test body, then the token that says it ended. */
@@ -235,6 +249,16 @@ static char *copy(const char *s)
 	"Test timeout expired (a test before it in this step hung, so it had a quarter of the "    \
 	"time limit)"
 
+/* The seconds test G may take (before the multiplier): a quarter after a hang in its step. */
+static double limit_of(const struct rl_graded *g, bool after_a_hang)
+{
+	double limit = RL_TEST_TIMEOUT_RDMA;
+
+	if (g->limit && g->limit < limit)
+		limit = g->limit;
+	return after_a_hang ? limit / RL_AFTER_A_HANG : limit;
+}
+
 /* Check's message for a test it stopped at its timeout. */
 static bool timed_out(TestResult *tr)
 {
@@ -243,10 +267,10 @@ static bool timed_out(TestResult *tr)
 
 /*
  * Grades the one test SR ran into R: its result, or why it failed. ENDED
- * says whether the child ran the body to its last line, LIMIT what time it
- * had. Returns whether it ran out of that time.
+ * says whether the child ran the body to its last line, AFTER_A_HANG
+ * whether it had the shorter limit. Returns whether it ran out of time.
  */
-static bool verdict(SRunner *sr, bool ended, double limit, struct row *r)
+static bool verdict(SRunner *sr, bool ended, bool after_a_hang, struct row *r)
 {
 	TestResult **tr = srunner_results(sr);
 	bool hung = false;
@@ -255,7 +279,7 @@ static bool verdict(SRunner *sr, bool ended, double limit, struct row *r)
 		r->message = copy("did not run (is CK_RUN_CASE or CK_RUN_SUITE set?)");
 	} else if (timed_out(tr[0])) {
 		hung = true;
-		r->message = copy(limit < RL_TEST_TIMEOUT_RDMA ? SHORT_TIMEOUT : tr_msg(tr[0]));
+		r->message = copy(after_a_hang ? SHORT_TIMEOUT : tr_msg(tr[0]));
 	} else if (tr_rtype(tr[0]) != CK_PASS) {
 		r->message = copy(tr_msg(tr[0]));
 	} else if (!ended) {
@@ -271,11 +295,11 @@ static bool verdict(SRunner *sr, bool ended, double limit, struct row *r)
 }
 
 /*
- * Runs test G in a child of its own (Check's fork mode), for at most LIMIT
- * seconds (times CK_TIMEOUT_MULTIPLIER), and grades it. Returns whether it
- * ran out of time.
+ * Runs test G in a child of its own (Check's fork mode), for at most its
+ * limit (limit_of(), times CK_TIMEOUT_MULTIPLIER), and grades it. Returns
+ * whether it ran out of time.
  */
-static bool run_test(const struct rl_graded *g, double limit, struct row *r)
+static bool run_test(const struct rl_graded *g, bool after_a_hang, struct row *r)
 {
 	static TTest body = { .fn = run_body };
 	Suite *s = suite_create("graded");
@@ -294,7 +318,7 @@ static bool run_test(const struct rl_graded *g, double limit, struct row *r)
 		exit(2);
 	}
 	current.done_fd = fd[1];
-	tcase_set_timeout(tc, limit);
+	tcase_set_timeout(tc, limit_of(g, after_a_hang));
 	_tcase_add_test(tc, &body, 0, 0, 0, 1);
 	suite_add_tcase(s, tc);
 	srunner_run_all(sr, CK_SILENT);
@@ -303,7 +327,7 @@ static bool run_test(const struct rl_graded *g, double limit, struct row *r)
 	ended = body_ended(fd[0]);
 	close(fd[0]);
 	*r = (struct row){ .g = g, .result = "FAIL" };
-	hung = verdict(sr, ended, limit, r);
+	hung = verdict(sr, ended, after_a_hang, r);
 	if (left)
 		fprintf(stderr, "graded: test %s left %d process(es) running: killed\n",
 			g->test->name, left);
@@ -377,20 +401,28 @@ static void print_rubric(const struct rl_graded **t, size_t n)
 	}
 }
 
+static void print_receivers(const struct rl_graded **t, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (t[i]->receiver)
+			printf("%s\t%s\n", t[i]->test->name, t[i]->receiver);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = parse(argc, argv);
 	int failed[MAX_STEP] = { 0 }, bad = 0;
 	bool hung[MAX_STEP] = { false };
-	double limit;
 	const struct rl_graded **t;
 	struct row *r;
 	size_t n, i, nr = 0;
 	char why[64];
 
 	t = collect(&n);
-	if (o.rubric) {
-		print_rubric(t, n);
+	if (o.rubric || o.receivers) {
+		(o.rubric ? print_rubric : print_receivers)(t, n);
 		return 0;
 	}
 	rl_harness_start();
@@ -407,8 +439,7 @@ int main(int argc, char **argv)
 			snprintf(why, sizeof(why), "step %d failed", t[i]->needs);
 			r[nr] = (struct row){ t[i], "skipped", copy(why) };
 		} else {
-			limit = RL_TEST_TIMEOUT_RDMA / (hung[t[i]->step] ? RL_AFTER_A_HANG : 1);
-			hung[t[i]->step] |= run_test(t[i], limit, &r[nr]);
+			hung[t[i]->step] |= run_test(t[i], hung[t[i]->step], &r[nr]);
 		}
 		if (strcmp(r[nr].result, "pass") != 0)
 			failed[t[i]->step] = bad = 1;

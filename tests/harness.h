@@ -26,16 +26,28 @@ void rl_harness_start(void);
  *   END_TEST
  *
  * and, when it is only worth running once an earlier step passed every
- * test, `.needs = 6`. The lab's test program (tests/graded.c) collects these
- * declarations from all of the lab's test files, runs them step by step and
- * writes the results; nothing else lists the tests or their points.
+ * test, `.needs = 6`. A test that needs less time than the RDMA tests'
+ * limit says so (`.limit = 30`, seconds), and one that talks to a
+ * reference receiver names the receiver's options (`.receiver =
+ * "--fault-window 4096"`, "" for none): in the grader that receiver is one
+ * the grader runs, with a secret out of the student's reach, and otherwise
+ * the test starts it (tests/lab3/e2e.c). The lab's test program
+ * (tests/graded.c) collects these declarations from all of the lab's test
+ * files, runs them step by step and writes the results; nothing else lists
+ * the tests, their points or their receivers (scripts/rubric reads the
+ * same declarations).
  */
 struct rl_graded {
 	const TTest *test;
-	int step;   /* make check LAB=N STEP=k runs the tests of step k */
-	int points; /* earned when the test passes */
-	int needs;  /* skipped, not run, when this earlier step failed; 0: none */
+	int step;             /* make check LAB=N STEP=k runs the tests of step k */
+	int points;           /* earned when the test passes */
+	int needs;            /* skipped, not run, when this earlier step failed; 0: none */
+	int limit;            /* seconds before the multiplier, if under the RDMA limit; 0: it */
+	const char *receiver; /* the reference receiver's options; NULL: no receiver */
 };
+
+/* In a graded test's child: the test's declaration. */
+const struct rl_graded *rl_graded_test(void);
 
 #define RL_TEST(name_, ...)                                                                        \
 	static void name_##_fn(int _i CK_ATTRIBUTE_UNUSED);                                        \

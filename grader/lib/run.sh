@@ -4,17 +4,15 @@
 
 # rubric_fail RUBRIC MESSAGE: every test of RUBRIC failed for one reason.
 rubric_fail() {
-	awk -v why="$2" '/^[ \t]*(#|$)/ { next }
-		NF == 4 { printf "%d\t%s\tFAIL\t0\t%d\t%s\n", $1, $2, $3, why }
-		NF == 2 { printf "e2e\t%s\tFAIL\t0\t%d\t%s\n", $1, $2, why }' "$1"
+	awk -v why="$2" 'NF == 4 { printf "%d\t%s\tFAIL\t0\t%d\t%s\n", $1, $2, $3, why }' "$1"
 }
 
 
-# run_one NAME SLOT K: the step tests of each built lab (and Lab 3's
-# end-to-end runs) of the batch's submission K, as its uid, in slot SLOT
-# (which picks the ports), results in WORK/NAME/results.
+# run_one NAME SLOT K: the graded tests of each built lab of the batch's
+# submission K, as its uid, in slot SLOT (which picks the receivers'
+# ports), results in WORK/NAME/results.
 run_one() {
-	local name=$1 slot=$2 uid w=$work/$1 run lab rubric f started
+	local name=$1 slot=$2 uid w=$work/$1 run lab rubric f started rdir
 	uid=$(student_uid "$3")
 	started=$(date +%s)
 	run=$(mktemp -d /tmp/rdmalab-run.XXXXXX)
@@ -24,21 +22,26 @@ run_one() {
 		rubric=$w/results/lab$lab.rubric
 		"$kit/scripts/rubric" "$lab" >"$rubric" || return 1
 		if [ -f "$w/build-lab$lab.failed" ]; then
-			{
-				rubric_fail "$rubric" "not graded: see lab${lab}_builds"
-				[ "$lab" = 3 ] && rubric_fail "$grader/e2e-lab3.rubric" "not graded: see lab3_builds"
-			} >"$w/results/lab$lab.tsv"
+			rubric_fail "$rubric" "not graded: see lab${lab}_builds" >"$w/results/lab$lab.tsv"
 			continue
 		fi
 		mkdir -p "$run/build/labs" "$run/results/lab$lab"
 		cp -a "$w/tree/build/labs/lab$lab" "$run/build/labs/"
 		give_student "$uid" "$run/build" "$run/results"
-		RDMALAB_RECEIVER=$kit/build/bin/rdmalab-receiver \
+		rdir=$(mktemp -d /tmp/rdmalab-receivers.XXXXXX) && chmod 755 "$rdir" || return 1
+		if ! receivers_start "$lab" "$slot" "$rdir"; then
+			echo "$infra" >"$w/infra.txt"
+			receivers_stop
+			rm -rf "$rdir"
+			break
+		fi
+		RDMALAB_RECEIVER=$kit/build/bin/rdmalab-receiver RDMALAB_RECEIVERS=$rdir/table \
 			RDMALAB_TEST_TIMEOUT=$test_seconds \
 			as_student "$uid" 1200 "$kit/scripts/lab-check" run \
 			--dir "$run/results/lab$lab" $(test_programs "$lab" "$run/build/labs/lab$lab/tests") \
 			>"$w/results/lab$lab.run.log" 2>&1 </dev/null
 		end_student "$uid"
+		receivers_stop
 		# Read what the student's processes wrote as the student (a symlink
 		# to a file of ours gets nothing), at most 1 MiB a file, in one go.
 		mkdir -p "$w/results/lab$lab"
@@ -59,10 +62,8 @@ run_one() {
 			file != "" { print > file }'
 		"$kit/scripts/lab-check" report --lab "$lab" --from "$name" --tsv "$w/results/lab$lab.tsv" \
 			--logs-as "logs/lab$lab" "$rubric" "$w/results/lab$lab" >"$w/results/lab$lab.table" 2>&1
-		if [ "$lab" = 3 ]; then
-			e2e_lab3 "$name" "$slot" "$run" "$uid" || break
-			cat "$w/results/lab3-e2e.tsv" >>"$w/results/lab$lab.tsv"
-		fi
+		receivers_logs "$rdir" "$w/results/lab$lab.tsv" "$w/results/lab$lab"
+		rm -rf "$rdir"
 	done
 	rm -rf "$run"
 	clean_student "$uid"

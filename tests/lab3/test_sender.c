@@ -43,7 +43,7 @@ static void expect_failure(const struct ref_run *run, const char *what, const ch
 }
 
 RL_TEST(sender_prints_the_key_for_empty_small_odd_and_many_window_files, .step = 7, .points = 3,
-	.needs = 6)
+	.needs = 6, .limit = 30)
 {
 	static const char *const opts[] = { "--fault-window", "64K", NULL };
 	static const uint64_t sizes[] = { 0, 1, 4097, 300001 };
@@ -75,7 +75,7 @@ RL_TEST(sender_prints_the_key_for_empty_small_odd_and_many_window_files, .step =
 END_TEST
 
 RL_TEST(sender_exits_non_zero_and_says_bad_when_the_hash_differs, .step = 7, .points = 1,
-	.needs = 6)
+	.needs = 6, .limit = 30)
 {
 	static const char *const opts[] = { "--fault-bad-hash", NULL };
 	struct rf_receiver rf;
@@ -88,7 +88,8 @@ RL_TEST(sender_exits_non_zero_and_says_bad_when_the_hash_differs, .step = 7, .po
 }
 END_TEST
 
-RL_TEST(sender_prints_the_code_and_text_of_an_error, .step = 7, .points = 1, .needs = 6)
+RL_TEST(sender_prints_the_code_and_text_of_an_error, .step = 7, .points = 1, .needs = 6,
+	.limit = 30)
 {
 	static const char *const opts[] = { "--max-file-size", "4K", NULL };
 	struct rf_receiver rf;
@@ -102,7 +103,7 @@ RL_TEST(sender_prints_the_code_and_text_of_an_error, .step = 7, .points = 1, .ne
 END_TEST
 
 RL_TEST(sender_exits_non_zero_when_the_receiver_drops_the_connection, .step = 7, .points = 2,
-	.needs = 6)
+	.needs = 6, .limit = 30)
 {
 	static const char *const steps[] = { "2", "3", "5", "7" };
 	struct rf_receiver rf;
@@ -127,7 +128,8 @@ RL_TEST(sender_exits_non_zero_when_the_receiver_drops_the_connection, .step = 7,
 }
 END_TEST
 
-RL_TEST(sender_times_out_instead_of_waiting_for_ever, .step = 7, .points = 1, .needs = 6)
+RL_TEST(sender_times_out_instead_of_waiting_for_ever, .step = 7, .points = 1, .needs = 6,
+	.limit = 30)
 {
 	static const char *const opts[] = { "--fault-delay", "5:30000", NULL };
 	struct rf_receiver rf;

@@ -94,3 +94,25 @@ RL_TEST(passes_after_the_hangs, .step = 5, .points = 1)
 	ck_assert_int_eq(2 + 2, 4);
 }
 END_TEST
+
+/*
+ * Declares a limit under the RDMA tests' (test-graded sets that to 2 s) and
+ * takes longer than it, though less than the RDMA tests' limit: it fails.
+ */
+RL_TEST(runs_past_its_own_limit, .step = 6, .points = 1, .limit = 1)
+{
+	const char *m = getenv("CK_TIMEOUT_MULTIPLIER");
+
+	usleep((useconds_t)(1500000 * (m && atof(m) > 0 ? atof(m) : 1)));
+}
+END_TEST
+
+/* Its child finds its own declaration, the receiver's options included. */
+RL_TEST(finds_its_declaration, .step = 6, .points = 1, .receiver = "--fault-drop 4")
+{
+	const struct rl_graded *g = rl_graded_test();
+
+	ck_assert_str_eq(g->test->name, "finds_its_declaration");
+	ck_assert_str_eq(g->receiver, "--fault-drop 4");
+}
+END_TEST
