@@ -70,10 +70,8 @@ function read_csv(    line, f, n, i) {
 }
 
 # The steps of each lab, in the order met, and who passed each (every test
-# of the step passed, in the student's results.tsv). A lab's "build" row is
-# there only when its build failed (or its rules were broken): every other
-# graded student passed that step.
-function read_steps(    s, file, line, fld, key, l) {
+# of the step passed, in the student's results.tsv; "build" is a step too).
+function read_steps(    s, file, line, fld, key) {
 	for (s = 1; s <= ns; s++) {
 		if (!graded[s])
 			continue
@@ -97,12 +95,7 @@ function read_steps(    s, file, line, fld, key, l) {
 		for (key in seen)
 			if (!(key in failed))
 				passed[key]++
-			else if (key ~ (SUBSEP "build$"))
-				build_failed[substr(key, 1, index(key, SUBSEP) - 1)]++
 	}
-	for (l = 1; l <= nl; l++)
-		if ((lab[l], "build") in nstep_tests)
-			passed[lab[l], "build"] = ngraded - build_failed[lab[l]]
 }
 
 function bar(value, most, cls) {
@@ -138,11 +131,8 @@ function steps(    l, i, st, p, pct, cls) {
 	print " A step fewer than half passed is <span class=\"stuck\">marked</span>.</p>"
 	print "<table class=\"steps\"><tr><th>lab</th><th>step</th><th>passed</th><th></th></tr>"
 	for (l = 1; l <= nl; l++)
-		for (i = 0; i <= nsteps[lab[l]]; i++) {
-			# The build first, when any student's failed; then the steps.
-			st = i == 0 ? "build" : order[lab[l], i]
-			if ((i == 0) != (st == "build") || !((lab[l], st) in nstep_tests))
-				continue
+		for (i = 1; i <= nsteps[lab[l]]; i++) {
+			st = order[lab[l], i]
 			p = passed[lab[l], st] + 0
 			pct = ngraded ? 100 * p / ngraded : 0
 			cls = pct < 50 ? " class=\"stuck\"" : ""

@@ -40,6 +40,8 @@ publish() {
 				if [ -f "$w/build-lab$lab.failed" ]; then
 					printf '%s\tbuild\tlab%s_builds\tFAIL\t0\t0\t%s\n' "$lab" "$lab" \
 						"$(tsv_lines <"$w/build-lab$lab.failed" | cut -c1-4000)"
+				else
+					printf '%s\tbuild\tlab%s_builds\tpass\t0\t0\t\n' "$lab" "$lab"
 				fi
 				awk -v lab="$lab" '{ print lab "\t" $0 }' "$w/results/lab$lab.tsv" 2>/dev/null
 			done
