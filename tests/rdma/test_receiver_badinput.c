@@ -91,8 +91,9 @@ static void run_bad_case(struct rf_receiver *rf, const struct bad_case *c, int n
 	ck_assert_msg(strstr(line, c->logged) && strstr(line, step) &&
 			      strstr(line, "\"key_issued\":false") &&
 			      !strstr(line, "\"error\":null"),
-		      "%s: expected a line with %s, %s key_issued false and an error, got %s",
-		      c->what, c->logged, step, line);
+		      "%s: expected a line with %s, %s key_issued false and an error, got %s "
+		      "(the bad sender ended: %s)",
+		      c->what, c->logged, step, line, r.what);
 	if (c->code) {
 		snprintf(want, sizeof(want), "ERROR %s", rl_proto_error_name(c->code));
 		log = rf_log(rf);
