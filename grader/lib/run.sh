@@ -95,23 +95,29 @@ batch_ready() {
 }
 
 # calibrate: the limits follow this environment's measured speed. It times a
-# fixed piece of work (the SHA-256 of 64 MiB of zeros: CPU bound, as rxe and
-# the tests are) and, where that takes longer than the CALIBRATION_MS it took
-# in User-Mode Linux on our 2-core build machines, where the limits were set,
-# scales every limit (CK_TIMEOUT_MULTIPLIER, times any the caller set) by as
-# much: from 1 (never shorter) to 8 (a QEMU VM in software emulation; a hang
-# is still caught).
+# fixed piece of work (the SHA-256 of 64 MiB of zeros, read in 4 MiB blocks:
+# CPU bound, as rxe and the tests are, with few system calls, which cost
+# User-Mode Linux most and vary most there) three times and keeps the
+# fastest, so a neighbour's burst (another guest booting) does not count as
+# this environment's speed. Where that takes longer than the CALIBRATION_MS
+# it took in User-Mode Linux on our 2-core build machines, where the limits
+# were set, it scales every limit (CK_TIMEOUT_MULTIPLIER, times any the
+# caller set) by as much: from 1 (never shorter) to 8 (a QEMU VM in software
+# emulation; a hang is still caught).
 CALIBRATION_MS=400
 calibrate() {
-	local t0 ms factor
-	t0=$EPOCHREALTIME
-	head -c 64M /dev/zero | sha256sum >/dev/null
-	ms=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }')
-	factor=$(awk -v ms="$ms" -v ref="$CALIBRATION_MS" 'BEGIN {
+	local t0 ms best= factor
+	for _ in 1 2 3; do
+		t0=$EPOCHREALTIME
+		dd if=/dev/zero bs=4M count=16 status=none | sha256sum >/dev/null
+		ms=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }')
+		[ -n "$best" ] && [ "$best" -le "$ms" ] || best=$ms
+	done
+	factor=$(awk -v ms="$best" -v ref="$CALIBRATION_MS" 'BEGIN {
 		f = ms / ref; printf "%.1f", (f < 1 ? 1 : (f > 8 ? 8 : f)) }')
 	export CK_TIMEOUT_MULTIPLIER
 	CK_TIMEOUT_MULTIPLIER=$(awk -v m="${CK_TIMEOUT_MULTIPLIER:-1}" -v f="$factor" 'BEGIN { print m * f }')
-	echo "rdmalab-grade: the calibration took $ms ms here ($CALIBRATION_MS ms where the limits were set): limits times $CK_TIMEOUT_MULTIPLIER"
+	echo "rdmalab-grade: the calibration took $best ms here, the best of 3 ($CALIBRATION_MS ms where the limits were set): limits times $CK_TIMEOUT_MULTIPLIER"
 }
 
 # run_batch: inside the RDMA environment, every submission of the batch,
