@@ -12,8 +12,7 @@
 #include "reference.h"
 
 #define E2E_MAX_WORDS 16
-#define E2E_SENDER_TIMEOUT_MS 10000 /* the sender's --timeout, per wait, before the multiplier */
-#define E2E_LINE_MS 1000            /* for the receiver to log a connection that ended */
+#define E2E_LINE_MS 1000 /* for the receiver to log a connection that ended */
 
 /* The test's receiver: one the grader runs (pid 0, dir ours for the sender's output), or ours. */
 struct e2e_receiver {
@@ -224,7 +223,7 @@ void e2e_run(uint64_t size, enum e2e_expect expect)
 	struct e2e_receiver r;
 	struct ref_file file;
 	struct ref_run run;
-	char id[16], server[96], timeout[16], line[2048], why[320], fail[1536];
+	char id[16], server[96], line[2048], why[320], fail[1536];
 	int attempt, skip;
 	bool ok;
 
@@ -232,15 +231,15 @@ void e2e_run(uint64_t size, enum e2e_expect expect)
 	ref_make_file(&file, size);
 	snprintf(id, sizeof(id), "s%08llu", (unsigned long long)e2e_random(0, 100000000));
 	snprintf(server, sizeof(server), "%s:%u", r.rf.addr, r.rf.port);
-	snprintf(timeout, sizeof(timeout), "%d", rf_timeout_ms(E2E_SENDER_TIMEOUT_MS) / 1000);
 	/*
 	 * A run the receiver never heard of, that failed in rdma_cm (the
 	 * framework's messages name the call, rdma_...), gets a second try: a
 	 * loaded machine can lose a connection attempt.
 	 */
 	for (attempt = 1; attempt <= 2; attempt++) {
-		const char *const args[] = { "--server", server,      "--file", file.path, "--id",
-					     id,         "--timeout", timeout,  NULL };
+		const char *const args[] = { "--server", server, "--file",    file.path,
+					     "--id",     id,     "--timeout", ref_sender_timeout(),
+					     NULL };
 
 		skip = rf_count_lines(&r.rf);
 		/* No limit of its own: a sender that hangs runs into the test's (graded.c). */

@@ -67,9 +67,17 @@ void ref_drop_file(struct ref_file *rfile)
 	rfile->bytes = NULL;
 }
 
+const char *ref_sender_timeout(void)
+{
+	static char s[16];
+
+	snprintf(s, sizeof(s), "%d", rf_timeout_ms(REF_WAIT_MS) / 1000);
+	return s;
+}
+
 void ref_connect(struct lab3_conn *c, const struct rf_receiver *rf)
 {
-	int ret = lab3_connect(c, rf->addr, rf->port, rf_timeout_ms(15000));
+	int ret = lab3_connect(c, rf->addr, rf->port, rf_timeout_ms(REF_WAIT_MS));
 
 	ck_assert_msg(ret == 0, "expected to connect to the receiver at %s:%u, got %s", rf->addr,
 		      rf->port, strerror(-ret));

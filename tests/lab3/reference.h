@@ -31,6 +31,14 @@ struct ref_run {
 	double seconds;
 };
 
+/*
+ * The longest any one wait for the reference receiver may take, before the
+ * multiplier (rf_timeout_ms): the connection's waits, and the lab3
+ * program's --timeout. The receiver answers in milliseconds; a sender that
+ * never sends what the receiver waits for costs this much a test.
+ */
+#define REF_WAIT_MS 10000
+
 /* Start a receiver with the options in EXTRA (NULL-terminated, may be NULL). */
 void ref_start(struct rf_receiver *rf, const char *const *extra);
 /* Make a file of SIZE random bytes and open it; ref_drop_file() removes it. */
@@ -56,6 +64,8 @@ void ref_send_id(struct lab3_conn *c, const char *id);
 /* Steps 2 to 4 by the test, up to the DONE still to be sent. */
 void ref_transfer(struct lab3_conn *c, struct ref_file *rfile);
 
+/* REF_WAIT_MS, scaled, in whole seconds: the lab3 program's --timeout. */
+const char *ref_sender_timeout(void);
 /* Run the lab3 program with ARGS (NULL-terminated), for at most LIMIT_MS. */
 void ref_run_sender(const struct rf_receiver *rf, const char *const *args, int limit_ms,
 		    struct ref_run *run);

@@ -55,7 +55,7 @@ RL_TEST(sender_prints_the_key_for_empty_small_odd_and_many_window_files, .step =
 	ref_start(&rf, opts);
 	rf_expected_key(&rf, "s1234567", want);
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		run_on_file(&rf, sizes[i], "s1234567", "20", &run);
+		run_on_file(&rf, sizes[i], "s1234567", ref_sender_timeout(), &run);
 		ck_assert_msg(run.status == 0,
 			      "file of %llu bytes: expected exit 0, got %d; "
 			      "stderr:\n%s",
@@ -82,7 +82,7 @@ RL_TEST(sender_exits_non_zero_and_says_bad_when_the_hash_differs, .step = 7, .po
 	struct ref_run run;
 
 	ref_start(&rf, opts);
-	run_on_file(&rf, 4097, "s1234567", "20", &run);
+	run_on_file(&rf, 4097, "s1234567", ref_sender_timeout(), &run);
 	expect_failure(&run, "--fault-bad-hash", "BAD");
 	rf_stop(&rf);
 }
@@ -96,7 +96,7 @@ RL_TEST(sender_prints_the_code_and_text_of_an_error, .step = 7, .points = 1, .ne
 	struct ref_run run;
 
 	ref_start(&rf, opts);
-	run_on_file(&rf, 4097, "s1234567", "20", &run);
+	run_on_file(&rf, 4097, "s1234567", ref_sender_timeout(), &run);
 	expect_failure(&run, "a file past --max-file-size", "too-large (6)");
 	rf_stop(&rf);
 }
@@ -116,7 +116,7 @@ RL_TEST(sender_exits_non_zero_when_the_receiver_drops_the_connection, .step = 7,
 					     NULL };
 
 		ref_start(&rf, opts);
-		run_on_file(&rf, 300001, "s1234567", "20", &run);
+		run_on_file(&rf, 300001, "s1234567", ref_sender_timeout(), &run);
 		snprintf(what, sizeof(what), "--fault-drop %s", steps[i]);
 		expect_failure(&run, what, "connection lost");
 		ck_assert_msg(run.seconds < 15,
