@@ -1,6 +1,7 @@
 /* file.c: the file to send, its hash, chunk arithmetic and clocks (given, not a step). */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -47,18 +48,49 @@ clean_fd:
 	return err;
 }
 
-/* The SHA-256 of the whole mapping into f->sha256 (Lab 3 step 1, in one call). */
+/*
+ * The SHA-256 of the file into f->sha256 (Lab 3 step 1, given here), read
+ * with pread() in LAB4_HASH_PIECE pieces rather than from the mapping: a
+ * first touch of each page of a mapping is a page fault, and under
+ * User-Mode Linux each costs a round trip to the host (hashing 256 MiB
+ * through the mapping took 12 s there, through pread() 0.26 s).
+ */
 int lab4_hash_file(struct lab4_file *f)
 {
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	uint8_t *piece = malloc(LAB4_HASH_PIECE);
+	uint64_t done = 0;
 	unsigned int len = 0;
+	ssize_t n;
+	int ret = -EIO;
 
-	if (!EVP_Digest(f->data ? f->data : (const uint8_t *)"", (size_t)f->size, f->sha256, &len,
-			EVP_sha256(), NULL) ||
-	    len != sizeof(f->sha256)) {
-		rl_err("EVP_Digest SHA-256 of %s failed", f->path);
-		return -EIO;
+	if (!ctx || !piece || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
+		rl_err("SHA-256 of %s: out of memory or no SHA-256 in OpenSSL", f->path);
+		goto out;
 	}
-	return 0;
+	while (done < f->size) {
+		n = pread(f->fd, piece, LAB4_HASH_PIECE, (off_t)done);
+		if (n <= 0) {
+			ret = n < 0 ? rl_fail("pread", errno, "%s at offset %llu", f->path,
+					      (unsigned long long)done)
+				    : rl_fail("pread", EIO, "%s shrank to %llu bytes while read",
+					      f->path, (unsigned long long)done);
+			goto out;
+		}
+		if (!EVP_DigestUpdate(ctx, piece, (size_t)n))
+			goto failed;
+		done += (uint64_t)n;
+	}
+	if (!EVP_DigestFinal_ex(ctx, f->sha256, &len) || len != sizeof(f->sha256))
+		goto failed;
+	ret = 0;
+	goto out;
+failed:
+	rl_err("EVP SHA-256 of %s failed", f->path);
+out:
+	free(piece);
+	EVP_MD_CTX_free(ctx);
+	return ret;
 }
 
 void lab4_close_file(struct lab4_file *f)
