@@ -98,7 +98,7 @@ cmd_report() {
 				printf "target: %s transfer at %d MiB: not measured (%s): NOT met\n", tm, s,
 					tr == "" ? (seen[tm, s] ? r[tm, s, 10] : "no result") : "no ib_write_bw figure"
 			else
-				printf "target: %s transfer reaches %.0f%% of ib_write_bw at %d MiB (target %d%%): %s\n",
+				printf "target: %s transfer reaches %.1f%% of ib_write_bw at %d MiB (target %d%%): %s\n",
 					tm, 100 * tr / bw, s, tpct, (100 * tr / bw >= tpct ? "met" : "NOT met")
 		}
 		# The pipelined sender is at least as fast as Lab 3 at every size.
