@@ -118,6 +118,20 @@ uint32_t lab4_nchunks(uint64_t size, uint32_t chunk)
 	return (uint32_t)((size + chunk - 1) / chunk);
 }
 
+/*
+ * The chunk for a file of SIZE bytes when the user gave none: the default,
+ * halved while the file would make fewer than LAB4_MIN_CHUNKS chunks, but
+ * never below LAB4_MIN_PICKED_CHUNK.
+ */
+uint32_t lab4_pick_chunk(uint64_t size)
+{
+	uint32_t chunk = LAB4_DEFAULT_CHUNK;
+
+	while (chunk / 2 >= LAB4_MIN_PICKED_CHUNK && size < (uint64_t)chunk * LAB4_MIN_CHUNKS)
+		chunk /= 2;
+	return chunk;
+}
+
 /* The length of chunk INDEX: CHUNK, except the last, which holds what is left. */
 uint32_t lab4_chunk_len(uint64_t size, uint32_t chunk, uint32_t index)
 {

@@ -42,7 +42,8 @@ static void lab4_usage(FILE *out, const char *prog)
 		"                           receive one file on ADDRESS (default RDMALAB_ADDR) port -p;\n"
 		"                           --verify: also print the SHA-256 of the bytes received\n"
 		"  send [--window N] [--chunk BYTES] [--signal-every K] [--wait HOW] [--spin-us US]\n"
-		"       ADDRESS FILE        send FILE; defaults: window %d, chunk %u, signal every %d;\n"
+		"       ADDRESS FILE        send FILE; defaults: window %d, chunk %u (smaller for a file\n"
+		"                           under %d chunks), signal every %d;\n"
 		"                           HOW: busy, event or adaptive (default: poll US, %d, then sleep)\n"
 		"  ud-pong [ADDRESS]        echo UD datagrams to one ud-ping\n"
 		"  ud-ping [--count N] [--size BYTES] ADDRESS\n"
@@ -51,7 +52,7 @@ static void lab4_usage(FILE *out, const char *prog)
 		"  --timeout SECONDS        longest wait for the peer at any point (default %d)\n"
 		"  --transport rc|srd       SRD needs AWS EFA and a LAB4_SRD=1 build (docs/efa.md)\n"
 		"BYTES take a K, M or G suffix (powers of 2). Exit 0 on success, else 1 with one line.\n",
-		LAB4_DEFAULT_WINDOW, LAB4_DEFAULT_CHUNK, LAB4_DEFAULT_SIGNAL, LAB4_SPIN_BUDGET_US,
+		LAB4_DEFAULT_WINDOW, LAB4_DEFAULT_CHUNK, LAB4_MIN_CHUNKS, LAB4_DEFAULT_SIGNAL, LAB4_SPIN_BUDGET_US,
 		LAB4_TIMEOUT_MS / 1000);
 }
 
@@ -150,7 +151,7 @@ static int lab4_parse(int argc, char **argv, struct lab4_opts *o)
 	if (!rest)
 		return -ENOMEM;
 	o->window = LAB4_DEFAULT_WINDOW;
-	o->chunk = LAB4_DEFAULT_CHUNK;
+	o->chunk = 0; /* none given: lab4_pick_chunk() */
 	o->signal_every = LAB4_DEFAULT_SIGNAL;
 	o->wait = LAB4_WAIT_ADAPTIVE;
 	o->spin_us = LAB4_SPIN_BUDGET_US;
@@ -411,8 +412,8 @@ static int lab4_send(const struct lab4_opts *o)
 		goto clean_file;
 	if (lab4_sender_open(&s, ctx, &f, o->transport))
 		goto clean_ctx;
-	s.chunk = o->chunk;
-	s.nchunks = lab4_nchunks(f.size, o->chunk);
+	s.chunk = o->chunk ? o->chunk : lab4_pick_chunk(f.size);
+	s.nchunks = lab4_nchunks(f.size, s.chunk);
 	s.window = o->window;
 	s.signal_every = o->signal_every;
 	s.timeout_ms = o->timeout_ms;
@@ -428,6 +429,8 @@ static int lab4_send(const struct lab4_opts *o)
 		"(spin %u us)",
 		(unsigned long long)f.size, s.nchunks, s.chunk, s.window, s.signal_every,
 		lab4_wait_name(s.wait), s.spin_us);
+	if (lab4_warm_up(&s))
+		goto clean_fd;
 	cpu0 = lab4_cpu_seconds();
 	t0 = lab4_seconds();
 	if (lab4_pipeline(&s))
