@@ -72,22 +72,24 @@ vm_fallback() {
 	out=$(docker run --rm --network none rdmalab-vm vm/uml-kernel --cached 2>&1) ||
 		{ echo "  no UML kernel in the image: $out"; return 1; }
 	echo "  UML kernel: $out"
-	[ "${out#/var/cache/rdmalab/uml/}" != "$out" ] || return 1
+	[ "$out" = /usr/local/lib/rdmalab/uml/linux ] || return 1
 	uml_in_a_container
 }
 
 # uml_in_a_container: auto mode in the vm image boots User-Mode Linux (here
-# nested in this guest) and finds rxe0; when the probe says no, that is
-# printed, and the image falls back to the QEMU VM.
+# nested in this guest) and finds rxe0; when the probe says no, its answer
+# is printed, and the image falls back to the QEMU VM.
 uml_in_a_container() {
-	local out
-	if ! out=$(docker run --rm --network none rdmalab-vm sh -c \
-		'vm/uml-probe && vm/run-rdma -- sh -c "ibv_devices | grep rxe0 && echo RDMALAB_ADDR=\$RDMALAB_ADDR"' 2>&1); then
-		say "  User-Mode Linux in the container: $(head -n 1 <<<"$out") (the image uses the QEMU VM there)"
+	local answer out
+	answer=$(docker run --rm --network none rdmalab-vm vm/uml-probe 2>/dev/null)
+	if [ "$answer" != yes ]; then
+		say "  User-Mode Linux in the container: ${answer:-no answer} (the image uses the QEMU VM there)"
 		return 0
 	fi
+	out=$(docker run --rm --network none rdmalab-vm vm/run-rdma -- sh -c \
+		'ibv_devices | grep rxe0 && echo RDMALAB_ENV=$RDMALAB_ENV RDMALAB_ADDR=$RDMALAB_ADDR' 2>&1)
 	echo "$out" | tail -n 3 | sed 's/^/  | /'
-	grep -q 'rxe0' <<<"$out"
+	grep -q 'RDMALAB_ENV=uml' <<<"$out"
 }
 
 # Nested: the VM inside a container inside this VM. Only on request
