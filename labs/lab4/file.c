@@ -72,8 +72,8 @@ int lab4_hash_file(struct lab4_file *f)
 		n = pread(f->fd, piece, LAB4_HASH_PIECE, (off_t)done);
 		if (n <= 0) {
 			ret = n < 0 ? rl_fail("pread", errno, "%s at offset %llu", f->path,
-					      (unsigned long long)done)
-				    : rl_fail("pread", EIO, "%s shrank to %llu bytes while read",
+					      (unsigned long long)done) :
+				      rl_fail("pread", EIO, "%s shrank to %llu bytes while read",
 					      f->path, (unsigned long long)done);
 			goto out;
 		}

@@ -170,9 +170,9 @@ struct lab4_ud_peer {
  */
 #define LAB4_MIN_CHUNKS 2
 #define LAB4_MIN_PICKED_CHUNK (64U << 10) /* lab4_pick_chunk() halves no lower */
-#define LAB4_DEFAULT_WINDOW 16        /* writes outstanding */
-#define LAB4_DEFAULT_SIGNAL 4         /* a completion every 4th write */
-#define LAB4_MAX_WINDOW 256           /* the send queue's depth */
+#define LAB4_DEFAULT_WINDOW 16            /* writes outstanding */
+#define LAB4_DEFAULT_SIGNAL 4             /* a completion every 4th write */
+#define LAB4_MAX_WINDOW 256               /* the send queue's depth */
 #define LAB4_MAX_CHUNK (1U << 30)
 #define LAB4_MAX_FILE (1ULL << 32) /* the receiver holds the file in memory */
 /*
@@ -182,9 +182,9 @@ struct lab4_ud_peer {
  * lowest priority (main.c), has nothing urgent to do while the chunks land.
  */
 #define LAB4_RECV_DEPTH 4096
-#define LAB4_POLL_BATCH 32 /* completions taken at once */
+#define LAB4_POLL_BATCH 32            /* completions taken at once */
 #define LAB4_WARM_UP_WR_ID UINT32_MAX /* lab4_warm_up()'s write: no chunk's index */
-#define LAB4_HASH_PIECE (1U << 20) /* bytes read at once to hash the file */
+#define LAB4_HASH_PIECE (1U << 20)    /* bytes read at once to hash the file */
 /*
  * Adaptive wait: poll this long before sleeping. About what a sleep and a
  * wake-up cost on an ordinary Linux machine (tens of us: two context

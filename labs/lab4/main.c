@@ -52,8 +52,8 @@ static void lab4_usage(FILE *out, const char *prog)
 		"  --timeout SECONDS        longest wait for the peer at any point (default %d)\n"
 		"  --transport rc|srd       SRD needs AWS EFA and a LAB4_SRD=1 build (docs/efa.md)\n"
 		"BYTES take a K, M or G suffix (powers of 2). Exit 0 on success, else 1 with one line.\n",
-		LAB4_DEFAULT_WINDOW, LAB4_DEFAULT_CHUNK, LAB4_MIN_CHUNKS, LAB4_DEFAULT_SIGNAL, LAB4_SPIN_BUDGET_US,
-		LAB4_TIMEOUT_MS / 1000);
+		LAB4_DEFAULT_WINDOW, LAB4_DEFAULT_CHUNK, LAB4_MIN_CHUNKS, LAB4_DEFAULT_SIGNAL,
+		LAB4_SPIN_BUDGET_US, LAB4_TIMEOUT_MS / 1000);
 }
 
 /* The value of option NAME at ARGV[*I] ("--name V" or "--name=V"), or NULL if it is not NAME. */

@@ -149,7 +149,8 @@ int lab4_warm_up(struct lab4_sender *s)
 	ibv_wr_set_sge_list(s->qpx, 0, NULL);
 	ret = ibv_wr_complete(s->qpx);
 	if (ret)
-		return rl_fail("ibv_wr_complete", ret, "the zero-byte RDMA WRITE before the transfer");
+		return rl_fail("ibv_wr_complete", ret,
+			       "the zero-byte RDMA WRITE before the transfer");
 	n = lab4_poll_sends(s, &wc, 1);
 	if (n < 0)
 		return n;
