@@ -48,6 +48,33 @@ clean_fd:
 	return err;
 }
 
+/* Feed CTX f's bytes, read into PIECE (LAB4_HASH_PIECE bytes), then finish into f->sha256. */
+static int lab4_hash_pieces(struct lab4_file *f, EVP_MD_CTX *ctx, uint8_t *piece)
+{
+	uint64_t done = 0;
+	unsigned int len = 0;
+	ssize_t n;
+
+	while (done < f->size) {
+		n = pread(f->fd, piece, LAB4_HASH_PIECE, (off_t)done);
+		if (n < 0)
+			return rl_fail("pread", errno, "%s at offset %llu", f->path,
+				       (unsigned long long)done);
+		if (n == 0)
+			return rl_fail("pread", EIO, "%s shrank to %llu bytes while read", f->path,
+				       (unsigned long long)done);
+		if (!EVP_DigestUpdate(ctx, piece, (size_t)n))
+			break;
+		done += (uint64_t)n;
+	}
+	if (done < f->size || !EVP_DigestFinal_ex(ctx, f->sha256, &len) ||
+	    len != sizeof(f->sha256)) {
+		rl_err("EVP SHA-256 of %s failed", f->path);
+		return -EIO;
+	}
+	return 0;
+}
+
 /*
  * The SHA-256 of the file into f->sha256 (Lab 3 step 1, given here), read
  * with pread() in LAB4_HASH_PIECE pieces rather than from the mapping: a
@@ -59,35 +86,12 @@ int lab4_hash_file(struct lab4_file *f)
 {
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	uint8_t *piece = malloc(LAB4_HASH_PIECE);
-	uint64_t done = 0;
-	unsigned int len = 0;
-	ssize_t n;
 	int ret = -EIO;
 
-	if (!ctx || !piece || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
+	if (ctx && piece && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL))
+		ret = lab4_hash_pieces(f, ctx, piece);
+	else
 		rl_err("SHA-256 of %s: out of memory or no SHA-256 in OpenSSL", f->path);
-		goto out;
-	}
-	while (done < f->size) {
-		n = pread(f->fd, piece, LAB4_HASH_PIECE, (off_t)done);
-		if (n <= 0) {
-			ret = n < 0 ? rl_fail("pread", errno, "%s at offset %llu", f->path,
-					      (unsigned long long)done) :
-				      rl_fail("pread", EIO, "%s shrank to %llu bytes while read",
-					      f->path, (unsigned long long)done);
-			goto out;
-		}
-		if (!EVP_DigestUpdate(ctx, piece, (size_t)n))
-			goto failed;
-		done += (uint64_t)n;
-	}
-	if (!EVP_DigestFinal_ex(ctx, f->sha256, &len) || len != sizeof(f->sha256))
-		goto failed;
-	ret = 0;
-	goto out;
-failed:
-	rl_err("EVP SHA-256 of %s failed", f->path);
-out:
 	free(piece);
 	EVP_MD_CTX_free(ctx);
 	return ret;
