@@ -48,6 +48,13 @@ clean_fd:
 	return err;
 }
 
+/* The one line for an OpenSSL digest call that failed on F; -EIO. */
+static int lab4_evp_failed(const struct lab4_file *f)
+{
+	rl_err("EVP SHA-256 of %s failed", f->path);
+	return -EIO;
+}
+
 /* Feed CTX f's bytes, read into PIECE (LAB4_HASH_PIECE bytes), then finish into f->sha256. */
 static int lab4_hash_pieces(struct lab4_file *f, EVP_MD_CTX *ctx, uint8_t *piece)
 {
@@ -64,14 +71,11 @@ static int lab4_hash_pieces(struct lab4_file *f, EVP_MD_CTX *ctx, uint8_t *piece
 			return rl_fail("pread", EIO, "%s shrank to %llu bytes while read", f->path,
 				       (unsigned long long)done);
 		if (!EVP_DigestUpdate(ctx, piece, (size_t)n))
-			break;
+			return lab4_evp_failed(f);
 		done += (uint64_t)n;
 	}
-	if (done < f->size || !EVP_DigestFinal_ex(ctx, f->sha256, &len) ||
-	    len != sizeof(f->sha256)) {
-		rl_err("EVP SHA-256 of %s failed", f->path);
-		return -EIO;
-	}
+	if (!EVP_DigestFinal_ex(ctx, f->sha256, &len) || len != sizeof(f->sha256))
+		return lab4_evp_failed(f);
 	return 0;
 }
 
