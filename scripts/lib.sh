@@ -21,3 +21,13 @@ rl_wait_listening() {
 		sleep 0.1
 	done
 }
+
+# rl_guest_event KIND WHAT: record that a guest hung, died, was killed or
+# was booted again (KIND: hung, died, killed, retried; WHAT: who and why), a
+# line in the file RDMALAB_GUEST_EVENTS names: scripts/run-tests sets it and
+# shows the lines and their count at the end of make test. Nothing when it
+# is unset.
+rl_guest_event() {
+	[ -n "${RDMALAB_GUEST_EVENTS:-}" ] || return 0
+	printf '%s\t%s\n' "$1" "$2" >>"$RDMALAB_GUEST_EVENTS" 2>/dev/null || true
+}

@@ -177,6 +177,7 @@ grade_in_guest() {
 		if [ "$attempt" = 1 ] && { [ "$rc" = 2 ] || [ "$rc" = 125 ]; } && [ ! -f "$w/status" ]; then
 			echo "rdmalab-grade: $n: the guest failed (exit $rc: $(why_guest_failed "$batch/$n.rdma.log")): grading it again" >&2
 			echo "rdmalab-grade: --- the guest failed (exit $rc); a second boot ---" >>"$batch/$n.rdma.log"
+			rl_guest_event retried "rdmalab-grade: $n: the guest failed (exit $rc): booted again"
 			rm -rf "$w/infra.txt" "$w/results"/* "$w/results"/.[!.]* 2>/dev/null
 			continue
 		fi
