@@ -85,8 +85,9 @@ int lab4_ud_post_recv(struct lab4_ud *u, int slot)
 }
 
 /*
- * A UD QP on CTX's PORT, in RTS (step 3a), with its PD, CQ, registered
- * slots and every receive slot posted. The MTU is the port's active MTU.
+ * A UD QP on CTX's PORT, in RTS (step 3a), with its PD, a CQ for receives
+ * and one for sends, registered slots and every receive slot posted. The
+ * MTU is the port's active MTU.
  */
 int lab4_ud_open(struct lab4_ud *u, struct ibv_context *ctx, uint8_t port, int gid_index)
 {
@@ -114,10 +115,11 @@ int lab4_ud_open(struct lab4_ud *u, struct ibv_context *ctx, uint8_t port, int g
 	u->pd = rl_alloc_pd(ctx);
 	if (!u->pd)
 		goto clean;
-	u->cq = rl_create_cq(ctx, 2 * LAB4_UD_SLOTS, NULL);
-	if (!u->cq)
+	u->cq = rl_create_cq(ctx, LAB4_UD_SLOTS, NULL);
+	u->send_cq = u->cq ? rl_create_cq(ctx, init.cap.max_send_wr, NULL) : NULL;
+	if (!u->send_cq)
 		goto clean;
-	init.send_cq = u->cq;
+	init.send_cq = u->send_cq;
 	init.recv_cq = u->cq;
 	u->qp = ibv_create_qp(u->pd, &init);
 	if (!u->qp) {
@@ -145,6 +147,8 @@ void lab4_ud_close(struct lab4_ud *u)
 		ibv_destroy_qp(u->qp);
 	if (u->mr)
 		ibv_dereg_mr(u->mr);
+	if (u->send_cq)
+		ibv_destroy_cq(u->send_cq);
 	if (u->cq)
 		ibv_destroy_cq(u->cq);
 	if (u->pd)

@@ -135,7 +135,8 @@ struct lab4_ud_hello {
 struct lab4_ud {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
-	struct ibv_cq *cq;
+	struct ibv_cq *cq;      /* the receives' completions */
+	struct ibv_cq *send_cq; /* the sends'; NULL: cq has them too */
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
 	uint8_t *buf; /* LAB4_UD_SLOTS receive slots of LAB4_GRH_LEN + mtu, then the send slot */
@@ -199,6 +200,8 @@ struct lab4_ud_peer {
 #define LAB4_QKEY 0x11111111      /* UD and SRD: the Q_Key both sides agree on */
 #define LAB4_GRH_LEN 40           /* a UD receive starts with this many GRH bytes */
 #define LAB4_UD_SLOTS 16          /* UD receives kept posted */
+#define LAB4_UD_RESEND_MS 200     /* ud-ping sends a datagram again when its echo takes longer */
+#define LAB4_UD_TRIES 10          /* ... and gives up after this many sends */
 #define LAB4_EFA_VENDOR_ID 0x1d0f /* Amazon: ibv_device_attr.vendor_id of EFA */
 
 /* file.c: the file to send (given) */

@@ -5,6 +5,7 @@
  *   lab4 ud-pong / ud-ping   UD datagrams addressed by AH + QPN + Q_Key
  */
 #define _GNU_SOURCE /* SCHED_IDLE */
+#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,7 +122,7 @@ static int lab4_parse_opts(int argc, char **argv, struct lab4_opts *o, char **re
 		else if ((v = lab4_take_opt(argc, argv, &i, "--count")))
 			ret = lab4_parse_size("--count", v, 1, 1U << 24, &o->count);
 		else if ((v = lab4_take_opt(argc, argv, &i, "--size")))
-			ret = lab4_parse_size("--size", v, 1, 1U << 16, &o->size);
+			ret = lab4_parse_size("--size", v, 4, 1U << 16, &o->size);
 		else if ((v = lab4_take_opt(argc, argv, &i, "--timeout")))
 			ret = lab4_parse_size("--timeout", v, 1, 3600, &secs);
 		else if ((v = lab4_take_opt(argc, argv, &i, "--transport"))) {
@@ -456,25 +457,260 @@ clean_file:
 }
 
 /*
- * The next receive completion of U's CQ, within TIMEOUT_MS. Send completions
- * met on the way are taken and dropped: each send is followed by a receive,
- * so the send queue never fills, and a failed send still ends the run.
+ * UD ping and pong. UD has no acknowledgements: a datagram that is lost, or
+ * that finds no receive posted, is gone without a word to either side. So
+ * ping numbers its datagrams (the first 4 bytes, big-endian) and sends one
+ * again when its echo is not back within LAB4_UD_RESEND_MS, at most
+ * LAB4_UD_TRIES times; echoes of an earlier number (a datagram sent twice,
+ * echoed twice) are dropped. Pong echoes until ping closes the TCP
+ * connection. And a send is the NIC's until its completion: each one is
+ * waited for before the send slot is reused and before the QP is destroyed
+ * (a pong that returned right after posting its last echo lost it).
  */
-static int lab4_ud_wait_recv(struct lab4_ud *u, struct ibv_wc *wc, int timeout_ms)
+
+/* Polls CQ (of WHAT) for one completion for at most MS ms: 1, 0 (none), or -EIO. */
+static int lab4_ud_poll(struct ibv_cq *cq, const char *what, struct ibv_wc *wc, int ms)
 {
-	int ret;
+	int64_t deadline = lab4_now_ms() + ms;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n < 0)
+			return rl_fail("ibv_poll_cq", EIO, "UD CQ");
+		if (n > 0 && wc->status != IBV_WC_SUCCESS)
+			return rl_fail_wc(what, wc);
+		if (n > 0)
+			return 1;
+	} while (lab4_now_ms() < deadline);
+	return 0;
+}
+
+/* Sends LEN bytes of MSG to PEER (step 3c) and waits for the send's completion. */
+static int lab4_ud_put(struct lab4_ud *u, const struct lab4_ud_peer *peer, const void *msg,
+		       uint32_t len, uint64_t wr_id, int timeout_ms)
+{
+	struct ibv_wc wc;
+	int ret = lab4_ud_send(u, peer, msg, len, wr_id);
+
+	if (ret)
+		return ret;
+	ret = lab4_ud_poll(u->send_cq, "UD SEND", &wc, timeout_ms);
+	if (ret == 0)
+		rl_err("UD SEND (wr_id %llu): no completion within %d ms",
+		       (unsigned long long)wr_id, timeout_ms);
+	return ret == 1 ? 0 : -EIO;
+}
+
+/* The next datagram, within MS ms: 1 with its slot and payload, 0 (none), or < 0. */
+static int lab4_ud_take(struct lab4_ud *u, int ms, int *slot, const uint8_t **payload,
+			uint32_t *len)
+{
+	struct ibv_wc wc;
+	int ret = lab4_ud_poll(u->cq, "UD RECV", &wc, ms);
+
+	if (ret <= 0)
+		return ret;
+	*slot = (int)wc.wr_id;
+	if (lab4_ud_payload(lab4_ud_slot(u, *slot), wc.byte_len, payload, len))
+		return -EPROTO;
+	return 1;
+}
+
+/* Datagram number SEQ of SIZE bytes (SIZE >= 4): the number, then a pattern. */
+static void lab4_ud_fill(uint8_t *msg, uint32_t size, uint32_t seq)
+{
+	struct rl_wire w;
+	uint32_t j;
+
+	rl_wire_writer(&w, msg, size);
+	rl_wire_put_u32(&w, seq);
+	for (j = 4; j < size; j++)
+		msg[j] = (uint8_t)(seq * 31 + j);
+}
+
+/* The number a datagram of LEN bytes carries (0 when too short). */
+static uint32_t lab4_ud_seq(const uint8_t *payload, uint32_t len)
+{
+	struct rl_wire w;
+
+	rl_wire_reader(&w, payload, len);
+	return rl_wire_get_u32(&w);
+}
+
+/*
+ * Waits up to LAB4_UD_RESEND_MS for the echo of datagram MSG (number SEQ, SIZE
+ * bytes). Returns 1 when it came back whole, 0 when it did not come, < 0 on
+ * an error or an echo that differs.
+ */
+static int lab4_ud_echo(struct lab4_ud *u, const uint8_t *msg, uint32_t size, uint32_t seq)
+{
+	int64_t deadline = lab4_now_ms() + LAB4_UD_RESEND_MS;
+	const uint8_t *payload;
+	uint32_t len;
+	int slot, ret;
+
+	while ((ret = lab4_ud_take(u, (int)(deadline - lab4_now_ms()), &slot, &payload, &len)) ==
+	       1) {
+		if (lab4_ud_seq(payload, len) == seq &&
+		    (len != size || memcmp(payload, msg, size))) {
+			rl_err("datagram %u: expected the %u bytes sent back, got %u bytes%s", seq,
+			       size, len, len == size ? " that differ" : "");
+			return -EPROTO;
+		}
+		ret = lab4_ud_seq(payload, len) == seq;
+		if (lab4_ud_post_recv(u, slot))
+			return -EIO;
+		if (ret)
+			return 1;
+		/* An earlier datagram's second echo: it was sent twice. */
+	}
+	return ret;
+}
+
+/* Ping: COUNT datagrams of SIZE bytes to PEER, each echoed; *RESENT: sent again. */
+static int lab4_ud_ping(struct lab4_ud *u, const struct lab4_ud_peer *peer, uint32_t count,
+			uint8_t *msg, uint32_t size, int timeout_ms, uint32_t *resent)
+{
+	uint32_t i;
+	int tries, ret;
+
+	for (i = 0; i < count; i++) {
+		lab4_ud_fill(msg, size, i);
+		ret = 0;
+		for (tries = 0; ret == 0 && tries < LAB4_UD_TRIES; tries++) {
+			ret = lab4_ud_put(u, peer, msg, size, i, timeout_ms);
+			if (ret == 0)
+				ret = lab4_ud_echo(u, msg, size, i);
+		}
+		if (ret < 0)
+			return ret;
+		if (ret == 0) {
+			rl_err("datagram %u: no echo after %d sends %d ms apart (is ud-pong running, on this Q_Key?)",
+			       i, LAB4_UD_TRIES, LAB4_UD_RESEND_MS);
+			return -ETIMEDOUT;
+		}
+		*resent += (uint32_t)tries - 1;
+	}
+	return 0;
+}
+
+/* Whether the peer closed the TCP connection FD (or wrote on it): ping is done. */
+static bool lab4_peer_done(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
+}
+
+/*
+ * Pong: echoes every datagram to PEER until ping closes FD, or for
+ * TIMEOUT_MS without one. *ECHOED: echoes sent; *NEXT: one past the highest
+ * number echoed.
+ */
+static int lab4_ud_pong(struct lab4_ud *u, const struct lab4_ud_peer *peer, int fd, int timeout_ms,
+			uint32_t *echoed, uint32_t *next)
+{
+	int64_t idle_until = lab4_now_ms() + timeout_ms;
+	const uint8_t *payload;
+	uint32_t len;
+	int slot, ret;
 
 	for (;;) {
-		ret = rl_poll_cq(u->cq, wc, timeout_ms);
-		if (ret == -EIO)
-			return rl_fail_wc(wc->wr_id < LAB4_UD_SLOTS ? "UD RECV" : "UD SEND", wc);
-		if (ret) {
-			rl_err("timed out: no UD datagram within %d ms", timeout_ms);
+		ret = lab4_ud_take(u, LAB4_UD_RESEND_MS, &slot, &payload, &len);
+		if (ret < 0)
 			return ret;
-		}
-		if (wc->wr_id < LAB4_UD_SLOTS)
+		if (ret == 0 && lab4_peer_done(fd))
 			return 0;
+		if (ret == 0 && lab4_now_ms() >= idle_until) {
+			rl_err("timed out: no UD datagram within %d ms", timeout_ms);
+			return -ETIMEDOUT;
+		}
+		if (ret == 0)
+			continue;
+		if (lab4_ud_put(u, peer, payload, len, *echoed, timeout_ms) ||
+		    lab4_ud_post_recv(u, slot))
+			return -EIO;
+		*echoed += 1;
+		if (lab4_ud_seq(payload, len) >= *next)
+			*next = lab4_ud_seq(payload, len) + 1;
+		idle_until = lab4_now_ms() + timeout_ms;
 	}
+}
+
+/* Swaps UD_HELLOs with the peer on FD (MINE filled in) and makes *PEER's AH. */
+static int lab4_ud_meet(struct lab4_ud *u, int fd, const struct lab4_opts *o,
+			struct lab4_ud_hello *mine, struct lab4_ud_hello *theirs,
+			struct lab4_ud_peer *peer)
+{
+	mine->qpn = u->qp->qp_num;
+	mine->qkey = u->qkey;
+	mine->count = o->count;
+	mine->size = o->size ? o->size : u->mtu;
+	if (ibv_query_gid(u->ctx, u->port, u->gid_index, &mine->gid))
+		return rl_fail("ibv_query_gid", errno, "index %d", u->gid_index);
+	if (lab4_send_ud_hello(fd, mine, o->timeout_ms) ||
+	    lab4_recv_ud_hello(fd, theirs, o->timeout_ms))
+		return -EIO;
+	*peer = (struct lab4_ud_peer){ .qpn = theirs->qpn,
+				       .qkey = theirs->qkey,
+				       .gid = theirs->gid };
+	peer->ah = lab4_ud_make_ah(u->pd, u->port, u->gid_index, &peer->gid);
+	return peer->ah ? 0 : -EIO;
+}
+
+/* The TCP connection to the other side: PING connects, pong accepts. */
+static int lab4_ud_connect(const struct lab4_opts *o, bool ping)
+{
+	int lfd, fd;
+
+	if (ping)
+		return rl_oob_connect(o->addr, o->common.port, o->timeout_ms);
+	lfd = rl_oob_listen(o->addr, o->common.port, NULL);
+	fd = lfd < 0 ? lfd : rl_oob_accept(lfd, o->timeout_ms);
+	if (lfd >= 0)
+		close(lfd);
+	return fd;
+}
+
+/* Ping's side, after the meeting: the datagrams, and the line that says how it went. */
+static int lab4_ud_run_ping(struct lab4_ud *u, const struct lab4_ud_peer *peer,
+			    const struct lab4_ud_hello *mine, int timeout_ms)
+{
+	uint8_t *msg = malloc(mine->size);
+	uint32_t resent = 0;
+	double t0 = lab4_seconds();
+	int ret;
+
+	if (!msg)
+		return -ENOMEM;
+	ret = lab4_ud_ping(u, peer, mine->count, msg, mine->size, timeout_ms, &resent);
+	if (!ret)
+		printf("lab4: ud-ping: %u datagrams of %u bytes echoed (MTU %u), round trip %.1f us, "
+		       "%u sent again\n",
+		       mine->count, mine->size, u->mtu, (lab4_seconds() - t0) * 1e6 / mine->count,
+		       resent);
+	free(msg);
+	return ret;
+}
+
+/* Pong's side, after the meeting: echo until ping is done, and check it got them all. */
+static int lab4_ud_run_pong(struct lab4_ud *u, const struct lab4_ud_peer *peer, int fd,
+			    const struct lab4_ud_hello *theirs, int timeout_ms)
+{
+	uint32_t echoed = 0, next = 0;
+	int ret = lab4_ud_pong(u, peer, fd, timeout_ms, &echoed, &next);
+
+	if (ret)
+		return ret;
+	if (next < theirs->count) {
+		rl_err("ud-ping left after datagram %u of %u (see its messages)", next,
+		       theirs->count);
+		return -EPIPE;
+	}
+	printf("lab4: ud-pong: echoed %u datagrams of %u bytes (%u sent twice or more)\n",
+	       theirs->count, theirs->size, echoed - theirs->count);
+	return 0;
 }
 
 /*
@@ -483,87 +719,26 @@ static int lab4_ud_wait_recv(struct lab4_ud *u, struct ibv_wc *wc, int timeout_m
  */
 static int lab4_ud_run(const struct lab4_opts *o, bool ping)
 {
-	uint8_t port = (uint8_t)o->common.ib_port;
 	struct lab4_ud_hello mine = { 0 }, theirs;
 	struct lab4_ud_peer peer = { 0 };
 	struct ibv_context *ctx;
 	struct lab4_ud u;
-	struct ibv_wc wc;
-	const uint8_t *payload;
-	uint8_t *msg = NULL;
-	uint32_t i, j, len, size;
-	double t0 = 0;
-	int gid_index, lfd, slot, fd = -1, ret = -1;
+	int gid_index, fd, ret = -1;
 
 	ctx = lab4_open(o, &gid_index);
 	if (!ctx)
 		return -1;
-	if (lab4_ud_open(&u, ctx, port, gid_index))
+	if (lab4_ud_open(&u, ctx, (uint8_t)o->common.ib_port, gid_index))
 		goto clean_ctx;
-	if (ping) {
-		fd = rl_oob_connect(o->addr, o->common.port, o->timeout_ms);
-	} else {
-		lfd = rl_oob_listen(o->addr, o->common.port, NULL);
-		fd = lfd < 0 ? lfd : rl_oob_accept(lfd, o->timeout_ms);
-		if (lfd >= 0)
-			close(lfd);
-	}
+	fd = lab4_ud_connect(o, ping);
 	if (fd < 0)
 		goto clean_u;
-	mine.qpn = u.qp->qp_num;
-	mine.qkey = u.qkey;
-	mine.count = o->count;
-	mine.size = o->size ? o->size : u.mtu;
-	if (ibv_query_gid(ctx, port, gid_index, &mine.gid)) {
-		rl_fail("ibv_query_gid", errno, "index %d", gid_index);
+	if (lab4_ud_meet(&u, fd, o, &mine, &theirs, &peer))
 		goto clean_fd;
-	}
-	if (lab4_send_ud_hello(fd, &mine, o->timeout_ms) ||
-	    lab4_recv_ud_hello(fd, &theirs, o->timeout_ms))
-		goto clean_fd;
-	peer.qpn = theirs.qpn;
-	peer.qkey = theirs.qkey;
-	peer.gid = theirs.gid;
-	peer.ah = lab4_ud_make_ah(u.pd, port, gid_index, &peer.gid);
-	if (!peer.ah)
-		goto clean_fd;
-	/* The ping decides count and size; pong echoes whatever comes. */
-	size = ping ? mine.size : theirs.size;
-	msg = malloc(size ? size : 1);
-	if (!msg)
-		goto clean_ah;
-	t0 = lab4_seconds();
-	for (i = 0; i < (ping ? mine.count : theirs.count); i++) {
-		if (ping) {
-			for (j = 0; j < size; j++)
-				msg[j] = (uint8_t)(i * 31 + j);
-			if (lab4_ud_send(&u, &peer, msg, size, 1000 + i))
-				goto clean_msg;
-		}
-		if (lab4_ud_wait_recv(&u, &wc, o->timeout_ms))
-			goto clean_msg;
-		slot = (int)wc.wr_id;
-		if (lab4_ud_payload(lab4_ud_slot(&u, slot), wc.byte_len, &payload, &len))
-			goto clean_msg;
-		if (ping && (len != size || memcmp(payload, msg, size))) {
-			rl_err("datagram %u: expected the %u bytes sent back, got %u bytes%s", i,
-			       size, len, len == size ? " that differ" : "");
-			goto clean_msg;
-		}
-		if (!ping && lab4_ud_send(&u, &peer, payload, len, 1000 + i))
-			goto clean_msg;
-		if (lab4_ud_post_recv(&u, slot))
-			goto clean_msg;
-	}
 	if (ping)
-		printf("lab4: ud-ping: %u datagrams of %u bytes echoed (MTU %u), round trip %.1f us\n",
-		       mine.count, size, u.mtu, (lab4_seconds() - t0) * 1e6 / mine.count);
+		ret = lab4_ud_run_ping(&u, &peer, &mine, o->timeout_ms);
 	else
-		printf("lab4: ud-pong: echoed %u datagrams of %u bytes\n", theirs.count, size);
-	ret = 0;
-clean_msg:
-	free(msg);
-clean_ah:
+		ret = lab4_ud_run_pong(&u, &peer, fd, &theirs, o->timeout_ms);
 	ibv_destroy_ah(peer.ah);
 clean_fd:
 	close(fd);
