@@ -56,6 +56,14 @@ struct rl_args {
 	char **rest;      /* those operands */
 };
 
+/* One JSON object being written into a caller's buffer; see json.c. */
+struct rl_json {
+	char *buf;
+	size_t size, len;
+	int members; /* written so far: a comma goes before the next */
+	bool err;    /* sticky: the object did not fit */
+};
+
 /* A bounded cursor over a byte buffer; see wire.c. */
 struct rl_wire {
 	uint8_t *out;      /* buffer being encoded, NULL when decoding */
@@ -233,6 +241,17 @@ int rl_parse_args(int argc, char **argv, struct rl_args *a);
 int rl_parse_args_env(int argc, char **argv, char *(*env)(const char *), struct rl_args *a);
 /* Print the -h text for the common options; OPERANDS follow them. */
 void rl_usage(FILE *f, const char *prog, const char *operands);
+
+/* json.c: one JSON object a line, the kit's one JSON string escaper in C */
+/* Start an object ("{") in BUF of SIZE bytes. */
+void rl_json_start(struct rl_json *j, char *buf, size_t size);
+/* Add a member: a string (NULL: null), a number, a boolean, null. */
+void rl_json_str(struct rl_json *j, const char *key, const char *s);
+void rl_json_int(struct rl_json *j, const char *key, long long v);
+void rl_json_bool(struct rl_json *j, const char *key, bool v);
+void rl_json_null(struct rl_json *j, const char *key);
+/* End it with "}\n" and a NUL: its length, or -EMSGSIZE when it did not fit. */
+int rl_json_end(struct rl_json *j);
 
 /* wire.c: explicit wire formats, network byte order, bounds-checked */
 /* Start encoding into BUF of LEN bytes. */

@@ -33,90 +33,43 @@ int rcv_results_open(const char *path)
 	return fd;
 }
 
-/* Append S to OUT as a JSON string, quotes included; false if it did not fit. */
-static bool rcv_json_string(char **out, char *end, const char *s)
+/* Member KEY: HEX as a string, or null when it is empty. */
+static void rcv_json_hex(struct rl_json *j, const char *key, const char *hex)
 {
-	char *p = *out;
-
-	if (p >= end)
-		return false;
-	*p++ = '"';
-	for (; *s && p < end; s++) {
-		if (*s == '"' || *s == '\\') {
-			*p++ = '\\';
-			if (p >= end)
-				return false;
-			*p++ = *s;
-		} else if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e) {
-			if (end - p < 6)
-				return false;
-			p += snprintf(p, 7, "\\u%04x", (unsigned char)*s);
-		} else {
-			*p++ = *s;
-		}
-	}
-	if (*s || p >= end)
-		return false;
-	*p++ = '"';
-	*out = p;
-	return true;
-}
-
-/* Append FMT's output to OUT; false if it did not fit. */
-#define RCV_APPEND(out, end, ...)                                                                  \
-	({                                                                                         \
-		int n_ = snprintf(*(out), (size_t)((end) - *(out)), __VA_ARGS__);                  \
-		bool ok_ = n_ >= 0 && n_ < (end) - *(out);                                         \
-		if (ok_)                                                                           \
-			*(out) += n_;                                                              \
-		ok_;                                                                               \
-	})
-
-/* Append HEX as a JSON string, or null when it is empty; false if it did not fit. */
-static bool rcv_json_hex(char **out, const char *end, const char *hex)
-{
-	if (!hex[0])
-		return RCV_APPEND(out, end, "null");
-	return RCV_APPEND(out, end, "\"%s\"", hex);
+	rl_json_str(j, key, hex[0] ? hex : NULL);
 }
 
 /* Format R as one JSON line ending in '\n' into BUF. */
 int rcv_results_format(char *buf, size_t size, const struct rcv_result *r)
 {
-	static const char *const hash_ok[] = { "null", "false", "true" };
-	char when[32], *p = buf, *end = buf + size;
+	char when[32];
 	time_t t = (time_t)r->time;
+	struct rl_json j;
 	struct tm tm;
-	bool ok;
 
 	gmtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	ok = RCV_APPEND(&p, end, "{\"time\":\"%s\",\"peer\":", when) &&
-	     rcv_json_string(&p, end, r->peer) && RCV_APPEND(&p, end, ",\"student_id\":");
-	if (ok && r->student_id[0])
-		ok = rcv_json_string(&p, end, r->student_id);
-	else if (ok)
-		ok = RCV_APPEND(&p, end, "null");
-	if (ok && r->has_file_size)
-		ok = RCV_APPEND(&p, end, ",\"file_size\":%llu", (unsigned long long)r->file_size);
-	else if (ok)
-		ok = RCV_APPEND(&p, end, ",\"file_size\":null");
-	ok = ok && RCV_APPEND(&p, end, ",\"sha256\":") && rcv_json_hex(&p, end, r->sha256);
-	ok = ok &&
-	     RCV_APPEND(&p, end,
-			",\"bytes_received\":%llu,\"hash_ok\":%s,\"key_issued\":%s,"
-			"\"key_sha256\":",
-			(unsigned long long)r->bytes_received, hash_ok[r->hash_ok + 1],
-			r->key_issued ? "true" : "false") &&
-	     rcv_json_hex(&p, end, r->key_sha256);
-	ok = ok && RCV_APPEND(&p, end, ",\"step\":%d,\"step_name\":\"%s\",\"error\":", r->step,
-			      rcv_step_name(r->step));
-	if (ok && r->error[0])
-		ok = rcv_json_string(&p, end, r->error);
-	else if (ok)
-		ok = RCV_APPEND(&p, end, "null");
-	ok = ok && RCV_APPEND(&p, end, ",\"self_study\":%s}\n", r->self_study ? "true" : "false");
-	return ok ? (int)(p - buf) : -EMSGSIZE;
+	rl_json_start(&j, buf, size);
+	rl_json_str(&j, "time", when);
+	rl_json_str(&j, "peer", r->peer);
+	rl_json_str(&j, "student_id", r->student_id[0] ? r->student_id : NULL);
+	if (r->has_file_size)
+		rl_json_int(&j, "file_size", (long long)r->file_size);
+	else
+		rl_json_null(&j, "file_size");
+	rcv_json_hex(&j, "sha256", r->sha256);
+	rl_json_int(&j, "bytes_received", (long long)r->bytes_received);
+	if (r->hash_ok < 0)
+		rl_json_null(&j, "hash_ok");
+	else
+		rl_json_bool(&j, "hash_ok", r->hash_ok);
+	rl_json_bool(&j, "key_issued", r->key_issued);
+	rcv_json_hex(&j, "key_sha256", r->key_sha256);
+	rl_json_int(&j, "step", r->step);
+	rl_json_str(&j, "step_name", rcv_step_name(r->step));
+	rl_json_str(&j, "error", r->error[0] ? r->error : NULL);
+	rl_json_bool(&j, "self_study", r->self_study);
+	return rl_json_end(&j);
 }
 
 /* Append R to FD as one line, then fsync: the line is on disk when this returns 0. */
