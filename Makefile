@@ -37,7 +37,8 @@ FW_LIB   := $(if $(FW_SRCS),$(BUILD)/lib,$(KIT_SHIPPED))/librdmalab.a
 # Each test_*.c is one program, linked with the shared harness and its
 # main(). A lab's graded tests are one program, with the graded runner's.
 HARNESS_OBJ := $(BUILD)/tests/harness.o $(BUILD)/tests/main.o
-GRADED_OBJ  := $(BUILD)/tests/harness.o $(BUILD)/tests/graded.o
+GRADED_OBJ  := $(BUILD)/tests/harness.o $(BUILD)/tests/graded.o $(BUILD)/tests/case.o \
+	       $(BUILD)/tests/say.o
 UNIT_TESTS  := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/unit/test_*.c))
 RDMA_TESTS  := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/rdma/test_*.c))
 

@@ -253,6 +253,10 @@ void rl_json_null(struct rl_json *j, const char *key);
 /* End it with "}\n" and a NUL: its length, or -EMSGSIZE when it did not fit. */
 int rl_json_end(struct rl_json *j);
 
+/* lockdown.c: what a process running a student's code may not do */
+/* Refuse, for good, exec mappings, execve, ptrace, memfd_create, process_vm_*. */
+int rl_lockdown(void);
+
 /* wire.c: explicit wire formats, network byte order, bounds-checked */
 /* Start encoding into BUF of LEN bytes. */
 void rl_wire_writer(struct rl_wire *w, void *buf, size_t len);

@@ -12,7 +12,7 @@ build: $(CRASH_VICTIM)
 # main), run by tests/grader/test-graded.
 GRADED_VICTIM := $(BUILD)/tests/unit/graded_victim
 
-$(GRADED_VICTIM): $(BUILD)/tests/unit/graded_victim.o $(GRADED_OBJ)
+$(GRADED_VICTIM): $(BUILD)/tests/unit/graded_victim.o $(GRADED_OBJ) $(FW_LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 build: $(GRADED_VICTIM)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <link.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -146,6 +147,16 @@ static struct {
 } crash;
 
 static char crash_stack[64 * 1024];
+
+/* The running test's name, for the report: Check's tcase_name, or the graded runner's. */
+static const char *(*crash_test_name)(void);
+/* Frames as offsets into this program, for the graded runner's parent to resolve. */
+static bool crash_raw;
+
+void rl_crash_raw_frames(void)
+{
+	crash_raw = true;
+}
 
 static const struct {
 	int sig;
@@ -320,11 +331,19 @@ static void crash_put_frames(void **pc, int n, const char *test)
 		if (where && !where[0])
 			crash_hex(crash.offset[nexe++], addr - crash.exe_base);
 	}
-	answer = crash_resolve(nexe) == 0 ? crash.answer : NULL;
+	answer = !crash_raw && crash_resolve(nexe) == 0 ? crash.answer : NULL;
 	for (i = 0; i < n && k < CRASH_FRAMES_SHOWN; i++) {
 		uintptr_t addr = (uintptr_t)pc[i] - (i > 0);
 
 		where = crash_where(addr);
+		if (where && !where[0] && crash_raw) {
+			crash_puts("    #");
+			crash_put_number(k++);
+			crash_puts(" exe+");
+			crash_put_hex(addr - crash.exe_base);
+			crash_puts("\n");
+			continue;
+		}
 		if (where && !where[0] && !answer) {
 			crash_puts("    #");
 			crash_put_number(k++);
@@ -364,7 +383,7 @@ static void crash_put_frames(void **pc, int n, const char *test)
 static void crash_handler(int sig, siginfo_t *info, void *context)
 {
 	void *pc[CRASH_DEPTH];
-	const char *test = tcase_name();
+	const char *test = crash_test_name ? crash_test_name() : NULL;
 	int n = backtrace(pc, CRASH_DEPTH), i, skip;
 	size_t s;
 
@@ -490,8 +509,9 @@ static void crash_install(void)
  * order with stderr in the one file lab-check keeps (stderr is unbuffered
  * already).
  */
-void rl_harness_start(void)
+void rl_harness_start(const char *(*test_name)(void))
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
+	crash_test_name = test_name;
 	crash_install();
 }

@@ -3,6 +3,7 @@
 #define RDMALAB_TEST_HARNESS_H
 
 #include <check.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,18 +13,35 @@
  */
 Suite *rl_test_suite(void);
 
-/* Sets up what every test program needs: crash reports, unbuffered stdout. */
-void rl_harness_start(void);
+/*
+ * Sets up what every test program needs: crash reports (naming the test
+ * TEST_NAME returns), unbuffered stdout.
+ */
+void rl_harness_start(const char *(*test_name)(void));
+/* In a graded act: crash reports give frames as offsets (exe+0x...), for the parent to resolve. */
+void rl_crash_raw_frames(void);
 
 /*
- * A lab's graded test declares its grade where its body is, in place of
- * START_TEST:
+ * A lab's graded test (tests/labN/test_*.c) is three functions and one
+ * declaration of its grade. The student's code acts; a process that runs
+ * none of it judges (tests/graded.c):
  *
- *   RL_TEST(opening_a_device_by_its_name_gives_that_device, .step = 3, .points = 2)
- *   {
- *           ...
- *   }
- *   END_TEST
+ *   setup (optional), in the test program's parent: chooses the test's
+ *       inputs (at random, for this run) into c->in. Never an expected
+ *       value: the act sees everything setup wrote.
+ *   act (optional), in a child of its own, locked down (rl_lockdown()):
+ *       calls the lab's code on c->in and says what it observed, with
+ *       rl_say_*(): return values, buffers, sizes. It holds no expected
+ *       value. rl_hold() keeps it, and what it made, alive while the
+ *       parent looks at them from outside (rdma resource tracking).
+ *   check, in the parent: computes what was expected from c->in, itself,
+ *       and compares it with what the act said (rl_said_*()), with what the
+ *       kernel or a peer saw, and with what the lab's programs did when the
+ *       check ran them (a test of a whole program has no act). The first
+ *       rl_expect() that fails is the test's message.
+ *
+ *   RL_GRADED(hash_of_an_empty_file_is_the_sha256_of_nothing, .step = 1, .points = 1,
+ *             .setup = empty_file, .act = hash_it, .check = sha256sum_agrees)
  *
  * and, when it is only worth running once an earlier step passed every
  * test, `.needs = 6`. A test that needs less time than the RDMA tests'
@@ -31,31 +49,74 @@ void rl_harness_start(void);
  * reference receiver names the receiver's options (`.receiver =
  * "--fault-window 4096"`, "" for none): in the grader that receiver is one
  * the grader runs, with a secret out of the student's reach, and otherwise
- * the test starts it (tests/lab3/e2e.c). The lab's test program
- * (tests/graded.c) collects these declarations from all of the lab's test
- * files, runs them step by step and writes the results; nothing else lists
- * the tests, their points or their receivers (scripts/rubric reads the
- * same declarations).
+ * the test starts it (tests/lab3/e2e.c). The lab's test program collects
+ * these declarations from all of the lab's test files, runs them step by
+ * step and writes the results; nothing else lists the tests, their points or
+ * their receivers (the program's --rubric and --receivers print them).
+ * A child that fails a ck_assert (the act's own set-up failed), crashes,
+ * hangs, ends before its act returns, or says more than RL_SAY_MAX bytes
+ * fails the test.
  */
+#define RL_CASE_IN 4096 /* bytes of inputs a test's setup may write */
+#define RL_SAY_MAX (4 << 20)
+
+struct rl_case;
+
 struct rl_graded {
-	const TTest *test;
+	const char *name;
+	const char *file;
+	int line;
+	int lab;              /* RL_LAB, from the makefile */
 	int step;             /* make check LAB=N STEP=k runs the tests of step k */
 	int points;           /* earned when the test passes */
 	int needs;            /* skipped, not run, when this earlier step failed; 0: none */
 	int limit;            /* seconds before the multiplier, if under the RDMA limit; 0: it */
 	const char *receiver; /* the reference receiver's options; NULL: no receiver */
+	void (*setup)(struct rl_case *c);
+	void (*act)(struct rl_case *c);
+	void (*check)(struct rl_case *c);
 };
 
-/* In a graded test's child: the test's declaration. */
+/* One run of a graded test: its declaration and its inputs (the rest is the runner's). */
+struct rl_case {
+	const struct rl_graded *g;
+	void *in;   /* RL_CASE_IN bytes, zeroed, written by setup, read by act and check */
+	void *priv; /* the runner's */
+};
+
+#ifndef RL_LAB
+#define RL_LAB 0
+#endif
+
+#define RL_GRADED(name_, ...)                                                                      \
+	static const struct rl_graded name_##_grade = {                                            \
+		.name = #name_, .file = __FILE__, .line = __LINE__, .lab = RL_LAB, __VA_ARGS__     \
+	};                                                                                         \
+	static const struct rl_graded *const name_##_entry                                         \
+		__attribute__((used, section("rl_graded"))) = &name_##_grade
+
+/* The graded test running now (setup, act or check), in any process. */
 const struct rl_graded *rl_graded_test(void);
 
-#define RL_TEST(name_, ...)                                                                        \
-	static void name_##_fn(int _i CK_ATTRIBUTE_UNUSED);                                        \
-	static const TTest name_##_ttest = { #name_, name_##_fn, __FILE__, __LINE__ };             \
-	static const struct rl_graded name_##_grade = { .test = &name_##_ttest, __VA_ARGS__ };     \
-	static const struct rl_graded *const name_##_entry                                         \
-		__attribute__((used, section("rl_graded"))) = &name_##_grade;                      \
-	static void name_##_fn(int _i CK_ATTRIBUTE_UNUSED)
+/* In the act: say what the lab's code did (each NAME once). */
+void rl_say_int(const char *name, long long v);
+void rl_say_str(const char *name, const char *s);
+void rl_say_bytes(const char *name, const void *p, size_t n);
+/* In the act: wait while the parent checks this process from outside. */
+void rl_hold(void);
+
+/* In the check: what the act said; a NAME it did not say fails the test. */
+long long rl_said_int(struct rl_case *c, const char *name);
+const char *rl_said_str(struct rl_case *c, const char *name);
+const void *rl_said_bytes(struct rl_case *c, const char *name, size_t *n);
+/* Whether the act said NAME. */
+bool rl_said(struct rl_case *c, const char *name);
+/* In the check: the act's process ID (while it holds), 0 when it has none. */
+int rl_act_pid(struct rl_case *c);
+/* In the check: OK, or the test fails with FMT (the first failure only). */
+bool rl_expect(struct rl_case *c, bool ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Whether an expectation failed already. */
+bool rl_failed(struct rl_case *c);
 
 /*
  * Per-test timeout in seconds for hang detection only. Check multiplies it

@@ -14,7 +14,7 @@ int main(void)
 	SRunner *sr;
 	int failed;
 
-	rl_harness_start();
+	rl_harness_start(tcase_name);
 	sr = srunner_create(rl_test_suite());
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);

@@ -1,38 +1,60 @@
 /*
  * graded_victim.c: a lab's test program in miniature, each of its tests
  * one way a test can end, run by tests/grader/test-graded to check
- * tests/graded.c. No RDMA.
+ * tests/graded.c and case.c. No RDMA.
  */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "../harness.h"
 
-RL_TEST(passes, .step = 1, .points = 2)
+/* An act that says 42, and a check that wants 42. */
+static void say_42(struct rl_case *c)
 {
-	ck_assert_int_eq(1, 1);
+	(void)c;
+	rl_say_int("answer", 42);
 }
-END_TEST
 
-RL_TEST(fails_an_assertion, .step = 1, .points = 1)
+static void wants_42(struct rl_case *c)
 {
-	ck_assert_msg(0, "expected 1, got 0");
+	long long got = rl_said_int(c, "answer");
+
+	rl_expect(c, got == 42, "expected 42, got %lld", got);
 }
-END_TEST
 
-RL_TEST(exits_with_status_0_before_its_end, .step = 2, .points = 1)
+RL_GRADED(passes, .step = 1, .points = 2, .act = say_42, .check = wants_42);
+
+static void wants_43(struct rl_case *c)
 {
+	long long got = rl_said_int(c, "answer");
+
+	rl_expect(c, got == 43, "expected 43, got %lld", got);
+}
+
+RL_GRADED(fails_an_expectation, .step = 1, .points = 1, .act = say_42, .check = wants_43);
+
+/* Code under test that ends the process: the act never returns. */
+static void exits(struct rl_case *c)
+{
+	(void)c;
+	rl_say_int("answer", 42);
 	exit(0);
 }
-END_TEST
+
+RL_GRADED(exits_with_status_0_before_its_end, .step = 2, .points = 1, .act = exits,
+	  .check = wants_42);
 
 /*
  * Passes, leaving a daemon (forked twice, in a session of its own) that
  * writes its PID to $VICTIM_DAEMON_PID and sleeps: the runner must kill it.
  */
-RL_TEST(passes_and_leaves_a_daemon, .step = 2, .points = 1)
+static void leaves_a_daemon(struct rl_case *c)
 {
 	const char *file = getenv("VICTIM_DAEMON_PID");
 	FILE *f;
@@ -50,69 +72,165 @@ RL_TEST(passes_and_leaves_a_daemon, .step = 2, .points = 1)
 		_exit(0);
 	}
 	sleep(1);
+	say_42(c);
 }
-END_TEST
 
-RL_TEST(needs_step_2, .step = 3, .points = 1, .needs = 2)
+RL_GRADED(passes_and_leaves_a_daemon, .step = 2, .points = 1, .act = leaves_a_daemon,
+	  .check = wants_42);
+
+RL_GRADED(needs_step_2, .step = 3, .points = 1, .needs = 2, .act = say_42, .check = wants_42);
+
+/* A message of several lines, with a tab, a quote and a backslash. */
+static void fails_quoting(struct rl_case *c)
 {
-	ck_assert_int_eq(2, 2);
+	rl_expect(c, false, "the output was:\n{\"test\": \"needs_step_2\",\t\"result\": \"pass\"}\n"
+			    "and a \\ backslash");
 }
-END_TEST
 
-/* Fails with a message that quotes a passing results line. */
-RL_TEST(fails_quoting_a_results_line, .step = 3, .points = 3)
-{
-	ck_assert_msg(0, "the output was:\n3\tneeds_step_2\tpass\t1\t1\t\nand a \\ backslash");
-}
-END_TEST
+RL_GRADED(fails_quoting_a_results_line, .step = 3, .points = 3, .act = say_42,
+	  .check = fails_quoting);
 
-RL_TEST(crashes, .step = 4, .points = 1)
+static void segfaults(struct rl_case *c)
 {
+	(void)c;
 	raise(SIGSEGV);
 }
-END_TEST
+
+RL_GRADED(crashes, .step = 4, .points = 1, .act = segfaults, .check = wants_42);
 
 /* Step 5 never returns: the first test runs out its time limit... */
-RL_TEST(hangs, .step = 5, .points = 1)
+static void hangs(struct rl_case *c)
 {
+	(void)c;
 	for (;;)
 		pause();
 }
-END_TEST
+
+RL_GRADED(hangs, .step = 5, .points = 1, .act = hangs, .check = wants_42);
 
 /* ...and the others of the step get a quarter of it, */
-RL_TEST(hangs_too, .step = 5, .points = 1)
-{
-	for (;;)
-		pause();
-}
-END_TEST
+RL_GRADED(hangs_too, .step = 5, .points = 1, .act = hangs, .check = wants_42);
 
 /* which is ample for a test that does not hang. */
-RL_TEST(passes_after_the_hangs, .step = 5, .points = 1)
-{
-	ck_assert_int_eq(2 + 2, 4);
-}
-END_TEST
+RL_GRADED(passes_after_the_hangs, .step = 5, .points = 1, .act = say_42, .check = wants_42);
 
 /*
  * Declares a limit under the RDMA tests' (test-graded sets that to 2 s) and
  * takes longer than it, though less than the RDMA tests' limit: it fails.
  */
-RL_TEST(runs_past_its_own_limit, .step = 6, .points = 1, .limit = 1)
+static void sleeps_past_a_second(struct rl_case *c)
 {
 	const char *m = getenv("CK_TIMEOUT_MULTIPLIER");
 
 	usleep((useconds_t)(1500000 * (m && atof(m) > 0 ? atof(m) : 1)));
+	say_42(c);
 }
-END_TEST
 
-/* Its child finds its own declaration, the receiver's options included. */
-RL_TEST(finds_its_declaration, .step = 6, .points = 1, .receiver = "--fault-drop 4")
+RL_GRADED(runs_past_its_own_limit, .step = 6, .points = 1, .limit = 1, .act = sleeps_past_a_second,
+	  .check = wants_42);
+
+/* Its act finds its own declaration, the receiver's options included. */
+static void says_its_declaration(struct rl_case *c)
 {
-	const struct rl_graded *g = rl_graded_test();
-
-	ck_assert_str_eq(g->test->name, "finds_its_declaration");
-	ck_assert_str_eq(g->receiver, "--fault-drop 4");
+	(void)c;
+	rl_say_str("name", rl_graded_test()->name);
+	rl_say_str("receiver", rl_graded_test()->receiver);
 }
-END_TEST
+
+static void wants_its_declaration(struct rl_case *c)
+{
+	const char *name = rl_said_str(c, "name"), *receiver = rl_said_str(c, "receiver");
+
+	if (rl_expect(c, strcmp(name, "finds_its_declaration") == 0, "expected its name, got %s",
+		      name))
+		rl_expect(c, strcmp(receiver, "--fault-drop 4") == 0,
+			  "expected the receiver's options, got %s", receiver);
+}
+
+RL_GRADED(finds_its_declaration, .step = 6, .points = 1, .receiver = "--fault-drop 4",
+	  .act = says_its_declaration, .check = wants_its_declaration);
+
+/* The act's own set-up fails a ck_assert: the test fails with its message. */
+static void set_up_fails(struct rl_case *c)
+{
+	(void)c;
+	ck_assert_msg(0, "fixture: expected a free port, got none");
+}
+
+RL_GRADED(fails_in_its_act_set_up, .step = 7, .points = 1, .act = set_up_fails, .check = wants_42);
+
+/* Code under test that writes records of its own on the report pipe. */
+static void forges_records(struct rl_case *c)
+{
+	(void)c;
+	rl_say_int("answer", 42);
+	(void)!write(3, "garbage that is not a record", 28);
+}
+
+RL_GRADED(writes_what_was_not_asked_for, .step = 7, .points = 1, .act = forges_records,
+	  .check = wants_42);
+
+/* Code under test that makes executable memory, as a submission running its own bytes would. */
+static void maps_code(struct rl_case *c)
+{
+	(void)c;
+	mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	say_42(c);
+}
+
+RL_GRADED(maps_executable_memory, .step = 8, .points = 1, .act = maps_code, .check = wants_42);
+
+static void execs(struct rl_case *c)
+{
+	char *const argv[] = { "true", NULL };
+
+	(void)c;
+	execv("/bin/true", argv);
+	say_42(c);
+}
+
+RL_GRADED(runs_a_program, .step = 8, .points = 1, .act = execs, .check = wants_42);
+
+/* The descriptors of the parent are not the act's: it has 0 to 4, no more. */
+static void writes_fd_5(struct rl_case *c)
+{
+	(void)c;
+	rl_say_int("errno", write(5, "x", 1) < 0 ? errno : 0);
+}
+
+static void wants_ebadf(struct rl_case *c)
+{
+	long long e = rl_said_int(c, "errno");
+
+	rl_expect(c, e == EBADF, "expected EBADF writing to descriptor 5, got %lld", e);
+}
+
+RL_GRADED(has_no_descriptor_it_was_not_given, .step = 8, .points = 1, .act = writes_fd_5,
+	  .check = wants_ebadf);
+
+/* While the act holds, the check sees it alive (and what it said so far). */
+static void holds(struct rl_case *c)
+{
+	(void)c;
+	rl_say_int("pid", getpid());
+	rl_hold();
+}
+
+static void sees_it_alive(struct rl_case *c)
+{
+	int pid = rl_act_pid(c);
+
+	rl_expect(c, pid > 0 && pid == rl_said_int(c, "pid") && kill(pid, 0) == 0,
+		  "expected the act alive as pid %lld while it holds, got pid %d",
+		  rl_said_int(c, "pid"), pid);
+}
+
+RL_GRADED(holds_while_checked, .step = 8, .points = 1, .act = holds, .check = sees_it_alive);
+
+/* A check with no act (a test of a whole program): the parent alone. */
+static void by_itself(struct rl_case *c)
+{
+	rl_expect(c, rl_act_pid(c) == 0, "expected no act, got pid %d", rl_act_pid(c));
+}
+
+RL_GRADED(checks_without_an_act, .step = 8, .points = 1, .check = by_itself);

@@ -1,0 +1,104 @@
+/*
+ * lockdown.c: what a process that runs a student's code may not do, set
+ * before the first call into it, for good (a seccomp filter cannot be
+ * lifted). A graded test's act (tests/graded.c) and the lab programs the
+ * end-to-end tests run (their given main.c) call rl_lockdown(). Refused,
+ * by killing the process: a mapping of executable memory (mmap, mprotect
+ * or pkey_mprotect with PROT_EXEC), memfd_create, execve and execveat,
+ * ptrace, process_vm_readv and process_vm_writev. Code a student writes
+ * needs none of them; a submission that wants to run bytes it made, or to
+ * reach into the process that grades it, does.
+ *
+ * What loads code later is made to load it now: the verbs providers
+ * (ibv_get_device_list), OpenSSL's SHA-256, the resolver's NSS modules
+ * (getaddrinfo) and libgcc_s (backtrace, for crash reports).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <execinfo.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <netdb.h>
+#include <openssl/evp.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include "rdmalab.h"
+
+#if defined(__x86_64__)
+#define RL_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define RL_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/* Loads now what the calls below would load later. */
+static void rl_lockdown_warm(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	unsigned char md[EVP_MAX_MD_SIZE];
+	struct addrinfo *ai = NULL;
+	unsigned int len;
+	void *pc[1];
+
+	if (list)
+		ibv_free_device_list(list);
+	EVP_Digest("", 0, md, &len, EVP_sha256(), NULL);
+	if (getaddrinfo("localhost", NULL, NULL, &ai) == 0)
+		freeaddrinfo(ai);
+	backtrace(pc, 1);
+}
+
+#ifdef RL_AUDIT_ARCH
+#define RL_ARG_LO(n) offsetof(struct seccomp_data, args[n])
+#define RL_KILL BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)
+/* Kill when the system call loaded is CALL. */
+#define RL_DENY(call) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (call), 0, 1), RL_KILL
+/* When it is CALL (mmap-like): kill when argument 2 (prot) has PROT_EXEC. */
+#define RL_DENY_EXEC(call)                                                                         \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (call), 0, 4),                                           \
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, RL_ARG_LO(2)),                                  \
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1), RL_KILL,                    \
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
+
+int rl_lockdown(void)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, RL_AUDIT_ARCH, 1, 0),
+		RL_KILL,
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+#ifdef __x86_64__
+		/* The x32 ABI's numbers: none is needed, all are refused. */
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
+		RL_KILL,
+#endif
+		RL_DENY_EXEC(__NR_mmap),
+		RL_DENY_EXEC(__NR_mprotect),
+		RL_DENY_EXEC(__NR_pkey_mprotect),
+		RL_DENY(__NR_memfd_create),
+		RL_DENY(__NR_execve),
+		RL_DENY(__NR_execveat),
+		RL_DENY(__NR_ptrace),
+		RL_DENY(__NR_process_vm_readv),
+		RL_DENY(__NR_process_vm_writev),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };
+
+	rl_lockdown_warm();
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return rl_fail("prctl", errno, "PR_SET_NO_NEW_PRIVS");
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return rl_fail("prctl", errno, "PR_SET_SECCOMP (is CONFIG_SECCOMP_FILTER on?)");
+	return 0;
+}
+#else
+int rl_lockdown(void)
+{
+	rl_err("rl_lockdown: no seccomp filter for this machine's architecture");
+	return -ENOSYS;
+}
+#endif
