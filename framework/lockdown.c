@@ -58,7 +58,7 @@ static void rl_lockdown_warm(void)
 #define RL_DENY(call) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (call), 0, 1), RL_KILL
 /* When it is CALL (mmap-like): kill when argument 2 (prot) has PROT_EXEC. */
 #define RL_DENY_EXEC(call)                                                                         \
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (call), 0, 4),                                           \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (call), 0, 4),                                         \
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, RL_ARG_LO(2)),                                  \
 		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1), RL_KILL,                    \
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))

@@ -94,7 +94,8 @@ static void vfail(struct rl_case *c, const char *fmt, va_list ap)
 	vsnprintf(p->message, sizeof(p->message), fmt, ap);
 }
 
-static void case_fail(struct rl_case *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void case_fail(struct rl_case *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 static void case_fail(struct rl_case *c, const char *fmt, ...)
 {
 	va_list ap;
@@ -159,8 +160,10 @@ static const struct rl_said *said_as(struct rl_case *c, const char *name, char k
 	const struct rl_said *s = find(c, name);
 
 	if (!s || s->kind != kind || (kind == RL_REC_INT && s->len != sizeof(long long))) {
-		case_fail(c, "the test's act did not say %s (a fault in the test: tell the kit's authors)",
-		     name);
+		case_fail(
+			c,
+			"the test's act did not say %s (a fault in the test: tell the kit's authors)",
+			name);
 		return NULL;
 	}
 	return s;
@@ -210,7 +213,8 @@ static void guarded(void (*fn)(struct rl_case *), struct rl_case *c)
  * release pipe on fd 4, every other descriptor closed; locked down; then
  * the act, and the record that says it returned.
  */
-static void __attribute__((noreturn)) rl_act_main(struct rl_case *c, int out, int report, int release)
+static void __attribute__((noreturn))
+rl_act_main(struct rl_case *c, int out, int report, int release)
 {
 	int null = open("/dev/null", O_RDONLY);
 
@@ -430,7 +434,8 @@ static int watch(struct rl_case *c, struct act_run *a, long long deadline)
 /* --- the verdict ---------------------------------------------------------- */
 
 /* Appends FMT's text to BUF (of SIZE), cut when full. */
-static void append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 static void append(char *buf, size_t size, const char *fmt, ...)
 {
 	size_t len = strlen(buf);
@@ -550,13 +555,17 @@ static void ended_badly(struct rl_case *c, struct act_run *a, int status, const 
 	const char *crash = strstr(output, "\ncrash in test ");
 
 	if (a->garbage) {
-		case_fail(c, "the test's process wrote what the test did not ask for (more than %d MiB, a "
+		case_fail(
+			c,
+			"the test's process wrote what the test did not ask for (more than %d MiB, a "
 			"name twice, or records after its end): it fails",
-		     RL_SAY_MAX >> 20);
+			RL_SAY_MAX >> 20);
 	} else if (a->abort_text) {
 		case_fail(c, "%s", a->abort_text);
 	} else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) {
-		case_fail(c, "the test's process was killed for a system call graded code may not make "
+		case_fail(
+			c,
+			"the test's process was killed for a system call graded code may not make "
 			"(an executable mapping, execve, ptrace, memfd_create, process_vm_readv or "
 			"process_vm_writev; see docs/rules.md)");
 	} else if (WIFSIGNALED(status)) {
@@ -564,12 +573,14 @@ static void ended_badly(struct rl_case *c, struct act_run *a, int status, const 
 
 		if (crash)
 			resolve_crash(crash + 1, report, sizeof(report));
-		case_fail(c, "Received signal %d (%s)%s%s", WTERMSIG(status), strsignal(WTERMSIG(status)),
-		     report[0] ? "\n" : "", report);
+		case_fail(c, "Received signal %d (%s)%s%s", WTERMSIG(status),
+			  strsignal(WTERMSIG(status)), report[0] ? "\n" : "", report);
 	} else {
-		case_fail(c, "the test ended before its last line, with exit status %d: code under test "
+		case_fail(
+			c,
+			"the test ended before its last line, with exit status %d: code under test "
 			"called exit() or _exit(); a step returns to its caller",
-		     WEXITSTATUS(status));
+			WEXITSTATUS(status));
 	}
 }
 
@@ -590,13 +601,15 @@ static char *said_lines(struct rl_case *c, char *output)
 	     line = strtok_r(NULL, "\n", &save)) {
 		if (strncmp(line, "crash in test ", 14) == 0)
 			break;
-		see = strncmp(line, "step ", 5) == 0 ? strstr(line, " not implemented: see ") : NULL;
+		see = strncmp(line, "step ", 5) == 0 ? strstr(line, " not implemented: see ") :
+						       NULL;
 		if (see) {
 			/* "step N not implemented", and its link unless the message gives it. */
 			see = strstr(see, ": see ");
 			if (priv(c)->failed)
 				append(priv(c)->message, RL_MESSAGE_MAX, "\n%.*s",
-				       strstr(priv(c)->message, see + 6) ? (int)(see - line) : RL_LINE_MAX,
+				       strstr(priv(c)->message, see + 6) ? (int)(see - line) :
+									   RL_LINE_MAX,
 				       line);
 			continue;
 		}
@@ -617,7 +630,8 @@ static char *said_lines(struct rl_case *c, char *output)
 static bool run_act(struct rl_case *c, bool after_a_hang, char **output)
 {
 	struct act_run a = { 0 };
-	long long deadline = now_ms() + (long long)(rl_case_limit(c->g, after_a_hang) * multiplier() * 1000);
+	long long deadline =
+		now_ms() + (long long)(rl_case_limit(c->g, after_a_hang) * multiplier() * 1000);
 	int status;
 
 	start_act(c, &a);

@@ -220,8 +220,9 @@ static bool run_test(const struct rl_graded *g, bool after_a_hang, struct row *r
 	r->g = g;
 	rl_run_case(g, after_a_hang, &r->r);
 	left = end_leftovers();
-	if (left && asprintf(&said, "%s%s(the test left %d process%s running after it ended: "
-				    "stopped)",
+	if (left && asprintf(&said,
+			     "%s%s(the test left %d process%s running after it ended: "
+			     "stopped)",
 			     r->r.said, r->r.said[0] ? "\n" : "", left, left > 1 ? "es" : "") > 0) {
 		free(r->r.said);
 		r->r.said = said;
@@ -374,9 +375,9 @@ int main(int argc, char **argv)
 			failed[t[i]->step] = bad = 1;
 		nr++;
 	}
-	if (o.results ? write_results(o.results, r, nr)
-		      : o.results_fd >= 0 ? write_results_fd(o.results_fd, r, nr)
-					  : (put_rows(stdout, r, nr) ? 0 : -1))
+	if (o.results         ? write_results(o.results, r, nr) :
+	    o.results_fd >= 0 ? write_results_fd(o.results_fd, r, nr) :
+				(put_rows(stdout, r, nr) ? 0 : -1))
 		return 2;
 	return bad;
 }

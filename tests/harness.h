@@ -114,9 +114,33 @@ bool rl_said(struct rl_case *c, const char *name);
 /* In the check: the act's process ID (while it holds), 0 when it has none. */
 int rl_act_pid(struct rl_case *c);
 /* In the check: OK, or the test fails with FMT (the first failure only). */
-bool rl_expect(struct rl_case *c, bool ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+bool rl_expect(struct rl_case *c, bool ok, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* Whether an expectation failed already. */
 bool rl_failed(struct rl_case *c);
+
+/*
+ * In a check (res.c): what the kernel's RDMA resource tracking says a
+ * process holds, from `rdma -j -d res show KIND` (KIND: pd, cq, qp, mr):
+ * each object's members as strings ("lqpn", "state", "rqpn", "sq-psn",
+ * "rkey", "lkey", "mrlen", "cqe", "pdn", "pid", ...; keys in hex as rdma
+ * prints them). Ask while the act holds (rl_hold), with rl_act_pid().
+ */
+#define RL_RES_MEMBERS 24
+struct rl_res_member {
+	char key[32];
+	char val[64];
+};
+struct rl_res {
+	int n;
+	struct rl_res_member m[RL_RES_MEMBERS];
+};
+/* The objects of KIND that process PID holds (any process when PID is 0), at most MAX: their number, or -1. */
+int rl_rdma_res(const char *kind, int pid, struct rl_res *out, int max);
+/* TEXT (an array of flat JSON objects) into OUT, at most MAX: their number, or -1. */
+int rl_res_parse(const char *text, struct rl_res *out, int max);
+/* The value of member KEY of R, or NULL. */
+const char *rl_res_get(const struct rl_res *r, const char *key);
 
 /*
  * Per-test timeout in seconds for hang detection only. Check multiplies it

@@ -83,8 +83,9 @@ RL_GRADED(needs_step_2, .step = 3, .points = 1, .needs = 2, .act = say_42, .chec
 /* A message of several lines, with a tab, a quote and a backslash. */
 static void fails_quoting(struct rl_case *c)
 {
-	rl_expect(c, false, "the output was:\n{\"test\": \"needs_step_2\",\t\"result\": \"pass\"}\n"
-			    "and a \\ backslash");
+	rl_expect(c, false,
+		  "the output was:\n{\"test\": \"needs_step_2\",\t\"result\": \"pass\"}\n"
+		  "and a \\ backslash");
 }
 
 RL_GRADED(fails_quoting_a_results_line, .step = 3, .points = 3, .act = say_42,
@@ -234,3 +235,28 @@ static void by_itself(struct rl_case *c)
 }
 
 RL_GRADED(checks_without_an_act, .step = 8, .points = 1, .check = by_itself);
+
+/* The kernel's view, as `rdma -j -d res show qp` prints it, read back. */
+static void reads_rdma_res(struct rl_case *c)
+{
+	static const char text[] =
+		"[{\"ifindex\":0,\"ifname\":\"rxe0\",\"port\":1,\"lqpn\":17,\"rqpn\":18,\"type\":\"RC\","
+		"\"state\":\"RTS\",\"rq-psn\":0,\"sq-psn\":4660,\"pid\":81,\"comm\":\"a \\\"b\\\"\"},"
+		"{\"ifindex\":0,\"lqpn\":1,\"type\":\"GSI\",\"state\":\"RTS\",\"comm\":\"ib_core\"}]\n";
+	struct rl_res r[4];
+	int n = rl_res_parse(text, r, 4);
+
+	if (!rl_expect(c, n == 2, "expected 2 objects, got %d", n))
+		return;
+	rl_expect(c,
+		  strcmp(rl_res_get(&r[0], "state"), "RTS") == 0 &&
+			  strcmp(rl_res_get(&r[0], "sq-psn"), "4660") == 0 &&
+			  strcmp(rl_res_get(&r[0], "comm"), "a \"b\"") == 0 &&
+			  rl_res_get(&r[1], "pid") == NULL &&
+			  rl_res_parse("[{\"a\":[1]}]", r, 4) == -1,
+		  "expected RTS, 4660, a \"b\", no pid, and nesting refused; got %s, %s, %s",
+		  rl_res_get(&r[0], "state"), rl_res_get(&r[0], "sq-psn"),
+		  rl_res_get(&r[0], "comm"));
+}
+
+RL_GRADED(reads_what_the_kernel_says, .step = 8, .points = 1, .check = reads_rdma_res);
