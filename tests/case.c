@@ -604,9 +604,12 @@ static char *said_lines(struct rl_case *c, char *output)
 		see = strncmp(line, "step ", 5) == 0 ? strstr(line, " not implemented: see ") :
 						       NULL;
 		if (see) {
-			/* "step N not implemented", and its link unless the message gives it. */
+			/* "step N not implemented", and its link unless the message gives it; once. */
 			see = strstr(see, ": see ");
-			if (priv(c)->failed)
+			if (priv(c)->failed && !strstr(priv(c)->message, line) &&
+			    !(strstr(priv(c)->message, see + 6) &&
+			      memmem(priv(c)->message, strlen(priv(c)->message), line,
+				     (size_t)(see - line))))
 				append(priv(c)->message, RL_MESSAGE_MAX, "\n%.*s",
 				       strstr(priv(c)->message, see + 6) ? (int)(see - line) :
 									   RL_LINE_MAX,
