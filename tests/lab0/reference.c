@@ -1,4 +1,9 @@
-/* reference.c: read sysfs and run ibv_devinfo, the references Lab 0's answers are checked against. */
+/*
+ * reference.c: what Lab 0's checks compare with, in the test program's
+ * parent: sysfs, ibv_devinfo, and the GID rules of steps 6 and 7 written
+ * again here (the lab's code never decides its own grade). Also the plain
+ * verbs an act opens its device with, and the setups' random inputs.
+ */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <endian.h>
@@ -6,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "../harness.h"
 #include "reference.h"
@@ -167,4 +173,168 @@ void ref_format_guid(__be64 guid, char *buf, size_t len)
 
 	snprintf(buf, len, "%04x:%04x:%04x:%04x", (unsigned)(g >> 48) & 0xffff,
 		 (unsigned)(g >> 32) & 0xffff, (unsigned)(g >> 16) & 0xffff, (unsigned)g & 0xffff);
+}
+
+int ref_has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+	const char *p;
+
+	for (p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* --- Steps 6 and 7 --- */
+
+/* RFC 4291, 2.5: all zeros, fe80::/10, ::ffff:0:0/96, or any other address. */
+enum lab0_gid_form ref_gid_form(const union ibv_gid *gid)
+{
+	static const uint8_t v4_prefix[12] = { [10] = 0xff, [11] = 0xff };
+	static const uint8_t zero[16];
+	const uint8_t *b = gid->raw;
+
+	if (memcmp(b, zero, sizeof(zero)) == 0)
+		return LAB0_GID_EMPTY;
+	if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80)
+		return LAB0_GID_LINK_LOCAL;
+	if (memcmp(b, v4_prefix, sizeof(v4_prefix)) == 0)
+		return LAB0_GID_IPV4_MAPPED;
+	return LAB0_GID_IPV6;
+}
+
+int ref_gid_score(const struct lab0_gid *g)
+{
+	int score;
+
+	if (g->form == LAB0_GID_EMPTY || g->form == LAB0_GID_LINK_LOCAL)
+		return 0;
+	score = g->type == IBV_GID_TYPE_ROCE_V2 ? 4 : 2;
+	return g->form == LAB0_GID_IPV4_MAPPED ? score + 1 : score;
+}
+
+int ref_pick_gid(const struct lab0_gid *gids, int n)
+{
+	int i, score, best = -ENOENT, best_score = 0;
+
+	for (i = 0; i < n; i++) {
+		score = ref_gid_score(&gids[i]);
+		if (score > best_score ||
+		    (score > 0 && score == best_score && gids[i].index < best)) {
+			best = gids[i].index;
+			best_score = score;
+		}
+	}
+	return best;
+}
+
+const char *ref_gid_form_str(enum lab0_gid_form form)
+{
+	switch (form) {
+	case LAB0_GID_EMPTY:
+		return "empty";
+	case LAB0_GID_LINK_LOCAL:
+		return "link-local";
+	case LAB0_GID_IPV4_MAPPED:
+		return "IPv4-mapped";
+	case LAB0_GID_IPV6:
+		return "IPv6";
+	default:
+		return "unknown";
+	}
+}
+
+/* The names sysfs and ibv_devinfo print. */
+const char *ref_gid_type_str(enum ibv_gid_type type)
+{
+	switch (type) {
+	case IBV_GID_TYPE_IB:
+		return "IB";
+	case IBV_GID_TYPE_ROCE_V1:
+		return "RoCE v1";
+	case IBV_GID_TYPE_ROCE_V2:
+		return "RoCE v2";
+	default:
+		return "unknown";
+	}
+}
+
+const char *ref_gid_text(const union ibv_gid *gid, char *buf)
+{
+	if (!inet_ntop(AF_INET6, gid->raw, buf, INET6_ADDRSTRLEN))
+		snprintf(buf, INET6_ADDRSTRLEN, "(unprintable)");
+	return buf;
+}
+
+/* --- Random inputs --- */
+
+static void ref_random(void *buf, size_t n)
+{
+	/* getrandom, not a seed from the time or pid: nothing to predict or replay. */
+	ck_assert_msg(getrandom(buf, n, 0) == (ssize_t)n,
+		      "expected %zu random bytes from getrandom, got %s", n, strerror(errno));
+}
+
+unsigned ref_random_below(unsigned n)
+{
+	unsigned r;
+
+	ref_random(&r, sizeof(r));
+	return n ? r % n : 0;
+}
+
+struct lab0_gid ref_random_entry(int index, enum lab0_gid_form form, enum ibv_gid_type type)
+{
+	struct lab0_gid g = { .index = index, .type = type, .form = form };
+	uint8_t *b = g.gid.raw;
+
+	ref_random(b, sizeof(g.gid.raw));
+	switch (form) {
+	case LAB0_GID_EMPTY:
+		memset(b, 0, 16);
+		break;
+	case LAB0_GID_LINK_LOCAL:
+		memcpy(b, "\xfe\x80\0\0\0\0\0\0", 8);
+		break;
+	case LAB0_GID_IPV4_MAPPED:
+		memcpy(b, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12);
+		break;
+	default:
+		if (b[15] & 1) { /* ::x, x from 1 to 0xffff */
+			memset(b, 0, 14);
+			b[15] |= 1;
+		} else { /* global unicast, 2000::/3 */
+			b[0] = 0x20 | (b[0] & 0x1f);
+		}
+		break;
+	}
+	return g;
+}
+
+void ref_random_indices(int *index, int n)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		index[i] = (int)ref_random_below(1024);
+		for (j = 0; j < i; j++)
+			if (index[j] == index[i])
+				break;
+		if (j < i)
+			i--; /* taken: draw again */
+	}
+}
+
+void ref_shuffle(struct lab0_gid *g, int n)
+{
+	struct lab0_gid t;
+	int i, j;
+
+	for (i = n - 1; i > 0; i--) {
+		j = (int)ref_random_below((unsigned)i + 1);
+		t = g[i];
+		g[i] = g[j];
+		g[j] = t;
+	}
 }

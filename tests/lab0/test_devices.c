@@ -1,4 +1,10 @@
-/* test_devices.c: Lab 0 steps 1 to 3, checked against sysfs and ibv_devinfo. */
+/*
+ * test_devices.c: Lab 0 steps 1 to 3. The act calls the lab's code and says
+ * what it returned; the check compares with sysfs and ibv_devinfo, and asks
+ * the kernel which contexts the act holds open.
+ */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,186 +12,390 @@
 #include "lab0.h"
 #include "reference.h"
 
+/*
+ * Whether the kernel says the held act has a context open on WANT. The
+ * number of its contexts into *N (-1, and the test failed, when the kernel
+ * could not be asked), their devices into ON for a message.
+ */
+static bool contexts_on(struct rl_case *c, const char *want, char *on, size_t len, int *n)
+{
+	struct rl_res ctx[16];
+	const char *dev;
+	int i, pid = rl_act_pid(c);
+	bool found = false;
+	size_t at = 0;
+
+	on[0] = '\0';
+	*n = -1;
+	if (!rl_expect(c, pid > 0, "expected the test's process to wait while checked, it did not"))
+		return false;
+	*n = rl_rdma_res("ctx", pid, ctx, 16);
+	if (!rl_expect(c, *n >= 0,
+		       "expected the kernel's list of contexts (rdma res show ctx), got none"))
+		return false;
+	for (i = 0; i < *n && i < 16; i++) {
+		dev = rl_res_get(&ctx[i], "ifname");
+		found |= dev && strcmp(dev, want) == 0;
+		if (at < len)
+			at += (size_t)snprintf(on + at, len - at, "%s%s", i ? ", " : "",
+					       dev ? dev : "?");
+	}
+	return found;
+}
+
 /* Step 1 */
 
-RL_TEST(device_list_names_every_device_in_sysfs, .step = 1, .points = 3)
+/*
+ * Lists the devices with the lab's code and says what came back: whether a
+ * list did, its length, the names in it (up to that length or the first
+ * NULL, one a line) and whether list[num] is a device. Then opens the
+ * environment's device from that list with plain verbs and holds it open:
+ * the kernel sees a context only if the entry is a device libibverbs made.
+ */
+static void list_devices(struct rl_case *c)
 {
-	char names[REF_MAX_DEVICES][REF_NAME_LEN];
-	int i, j, num = -1, n = ref_sysfs_devices(names, REF_MAX_DEVICES);
+	char names[REF_MAX_DEVICES * REF_NAME_LEN] = "";
+	struct ibv_context *ctx = NULL;
+	int i, num = -1;
 	struct ibv_device **list = lab0_get_devices(&num);
+	size_t at = 0;
 
-	ck_assert_msg(list, "expected a list of %d device(s), got NULL", n);
-	ck_assert_msg(num == n, "expected %d device(s) as in /sys/class/infiniband, got %d", n,
-		      num);
-	for (i = 0; i < n; i++) {
-		for (j = 0; j < num; j++)
-			if (strcmp(ibv_get_device_name(list[j]), names[i]) == 0)
-				break;
-		ck_assert_msg(j < num, "expected %s (from sysfs) in the list, it is not there",
-			      names[i]);
+	(void)c;
+	rl_say_int("list", list != NULL);
+	rl_say_int("num", num);
+	if (!list)
+		return;
+	for (i = 0; i < num && i < REF_MAX_DEVICES && list[i] && at < sizeof(names); i++) {
+		at += (size_t)snprintf(names + at, sizeof(names) - at, "%s%.63s", i ? "\n" : "",
+				       ibv_get_device_name(list[i]));
+		if (!ctx && strcmp(ibv_get_device_name(list[i]), rl_test_device()) == 0)
+			ctx = ibv_open_device(list[i]);
 	}
+	rl_say_str("names", names);
+	if (num > 0 && num <= 4096)
+		rl_say_int("device_at_num", list[num] != NULL);
+	rl_hold();
+	if (ctx)
+		ibv_close_device(ctx);
 	ibv_free_device_list(list);
 }
-END_TEST
 
-RL_TEST(device_list_ends_with_null_after_num_entries, .step = 1, .points = 1)
+static void lists_every_sysfs_device(struct rl_case *c)
 {
-	int num = -1;
-	struct ibv_device **list = lab0_get_devices(&num);
+	char names[REF_MAX_DEVICES][REF_NAME_LEN], on[256];
+	int i, held, n = ref_sysfs_devices(names, REF_MAX_DEVICES);
+	bool found;
+	const char *dev = rl_test_device();
+	long long num = rl_said_int(c, "num");
 
-	ck_assert_msg(list, "expected a device list, got NULL");
-	ck_assert_msg(num > 0, "expected at least one device, got num = %d", num);
-	ck_assert_msg(list[num] == NULL, "expected list[%d] == NULL, got a device", num);
-	ibv_free_device_list(list);
+	if (!rl_expect(c, rl_said_int(c, "list"), "expected a list of %d device(s), got NULL", n) ||
+	    !rl_expect(c, num == n, "expected %d device(s) as in /sys/class/infiniband, got %lld",
+		       n, num))
+		return;
+	for (i = 0; i < n; i++)
+		if (!rl_expect(c, ref_has_line(rl_said_str(c, "names"), names[i]),
+			       "expected %s (from sysfs) in the list, it is not there", names[i]))
+			return;
+	found = contexts_on(c, dev, on, sizeof(on), &held);
+	if (held >= 0)
+		rl_expect(c, found,
+			  "expected %s in the list to be a device that opens, the kernel shows no "
+			  "context on it (the test's contexts: %s)",
+			  dev, held ? on : "none");
 }
-END_TEST
+
+RL_GRADED(device_list_names_every_device_in_sysfs, .step = 1, .points = 3, .act = list_devices,
+	  .check = lists_every_sysfs_device);
+
+static void ends_with_null(struct rl_case *c)
+{
+	long long num = rl_said_int(c, "num");
+
+	if (rl_expect(c, rl_said_int(c, "list"), "expected a device list, got NULL") &&
+	    rl_expect(c, num > 0, "expected at least one device, got num = %lld", num))
+		rl_expect(c, num > 4096 || !rl_said_int(c, "device_at_num"),
+			  "expected list[%lld] == NULL, got a device", num);
+}
+
+RL_GRADED(device_list_ends_with_null_after_num_entries, .step = 1, .points = 1, .act = list_devices,
+	  .check = ends_with_null);
 
 /* Step 2 */
 
-/* Describe the device the environment names with the lab's code, into LINE. */
-static void describe(char *line, size_t len)
+/* The buffer the act gives lab0_describe_device: LEN bytes, or 256 when 0. */
+struct describe_in {
+	size_t len;
+};
+
+/* Describes the environment's device with the lab's code; says what it returned and wrote. */
+static void describe(struct rl_case *c)
 {
+	const struct describe_in *in = c->in;
+	size_t len = in->len ? in->len : 256;
 	struct ibv_device **list = ibv_get_device_list(NULL);
-	int ret;
+	char *line = calloc(1, len + 1); /* line[len] stays NUL, whatever the code writes */
 
 	ck_assert_msg(list, "expected a device list from ibv_get_device_list, got NULL");
-	ret = lab0_describe_device(ref_find(list, rl_test_device()), line, len);
-	ck_assert_msg(ret == 0, "expected lab0_describe_device to return 0, got %d (%s)", ret,
-		      strerror(-ret));
+	ck_assert_msg(line, "expected %zu bytes for the line, got none", len + 1);
+	rl_say_int("ret", lab0_describe_device(ref_find(list, rl_test_device()), line, len));
+	rl_say_str("line", line);
+	free(line);
 	ibv_free_device_list(list);
 }
 
-RL_TEST(device_line_starts_with_the_device_name, .step = 2, .points = 1)
+/* The line the act said, once lab0_describe_device returned 0; NULL (the test failed) otherwise. */
+static const char *described_line(struct rl_case *c)
 {
-	const char *dev = rl_test_device();
-	char line[256] = "";
+	long long ret = rl_said_int(c, "ret");
 
-	describe(line, sizeof(line));
-	ck_assert_msg(strncmp(line, dev, strlen(dev)) == 0,
-		      "expected a line starting with %s, got \"%s\"", dev, line);
+	if (!rl_expect(c, ret == 0, "expected lab0_describe_device to return 0, got %lld (%s)", ret,
+		       strerror((int)-ret)))
+		return NULL;
+	return rl_said_str(c, "line");
 }
-END_TEST
 
-RL_TEST(device_line_shows_the_guid_sysfs_reports, .step = 2, .points = 2)
+static void starts_with_the_name(struct rl_case *c)
 {
-	char line[256] = "", guid[64];
+	const char *dev = rl_test_device(), *line = described_line(c);
 
+	if (line)
+		rl_expect(c, strncmp(line, dev, strlen(dev)) == 0,
+			  "expected a line starting with %s, got \"%s\"", dev, line);
+}
+
+RL_GRADED(device_line_starts_with_the_device_name, .step = 2, .points = 1, .act = describe,
+	  .check = starts_with_the_name);
+
+static void shows_the_sysfs_guid(struct rl_case *c)
+{
+	const char *line = described_line(c);
+	char guid[64];
+
+	if (!line)
+		return;
 	ck_assert_int_eq(ref_sysfs(rl_test_device(), "node_guid", guid, sizeof(guid)), 0);
-	describe(line, sizeof(line));
-	ck_assert_msg(strstr(line, guid),
-		      "expected the GUID %s (sysfs node_guid) in the line, got \"%s\"", guid, line);
+	rl_expect(c, strstr(line, guid),
+		  "expected the GUID %s (sysfs node_guid) in the line, got \"%s\"", guid, line);
 }
-END_TEST
 
-RL_TEST(device_line_shows_the_node_type_sysfs_reports, .step = 2, .points = 1)
+RL_GRADED(device_line_shows_the_guid_sysfs_reports, .step = 2, .points = 2, .act = describe,
+	  .check = shows_the_sysfs_guid);
+
+static void shows_the_sysfs_node_type(struct rl_case *c)
 {
-	char line[256] = "", type[64];
-	const char *want;
+	const char *want, *line = described_line(c);
+	char type[64];
 
+	if (!line)
+		return;
 	ck_assert_int_eq(ref_sysfs(rl_test_device(), "node_type", type, sizeof(type)), 0);
-	want = ibv_node_type_str(atoi(type));
-	describe(line, sizeof(line));
-	ck_assert_msg(strstr(line, want),
-		      "expected \"%s\" (sysfs node_type %s) in the line, got \"%s\"", want, type,
-		      line);
+	want = ibv_node_type_str(atoi(type)); /* sysfs: "1: CA" */
+	rl_expect(c, strstr(line, want),
+		  "expected \"%s\" (sysfs node_type %s) in the line, got \"%s\"", want, type, line);
 }
-END_TEST
 
-RL_TEST(device_line_shows_the_transport_ibv_devinfo_reports, .step = 2, .points = 1)
+RL_GRADED(device_line_shows_the_node_type_sysfs_reports, .step = 2, .points = 1, .act = describe,
+	  .check = shows_the_sysfs_node_type);
+
+static void shows_the_devinfo_transport(struct rl_case *c)
 {
-	char line[256] = "", transport[64];
+	const char *line = described_line(c);
+	char transport[64];
 
+	if (!line)
+		return;
 	ck_assert_msg(ref_devinfo(rl_test_device(), 0, "transport", transport, sizeof(transport)) ==
 			      0,
 		      "expected ibv_devinfo to print a transport: line, it did not");
 	transport[strcspn(transport, " ")] = '\0'; /* "InfiniBand (0)" */
-	describe(line, sizeof(line));
-	ck_assert_msg(strstr(line, transport),
-		      "expected \"%s\" (ibv_devinfo transport) in the line, got \"%s\"", transport,
-		      line);
+	rl_expect(c, strstr(line, transport),
+		  "expected \"%s\" (ibv_devinfo transport) in the line, got \"%s\"", transport,
+		  line);
 }
-END_TEST
 
-RL_TEST(device_line_too_long_for_the_buffer_is_refused, .step = 2, .points = 1)
+RL_GRADED(device_line_shows_the_transport_ibv_devinfo_reports, .step = 2, .points = 1,
+	  .act = describe, .check = shows_the_devinfo_transport);
+
+/*
+ * A buffer too short for any right line, of a size drawn for this run:
+ * every right line holds the device's name and its 19-character GUID.
+ */
+static void too_short_a_buffer(struct rl_case *c)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	char line[8];
-	int ret;
+	struct describe_in *in = c->in;
 
-	ck_assert_msg(list, "expected a device list from ibv_get_device_list, got NULL");
-	ret = lab0_describe_device(ref_find(list, rl_test_device()), line, sizeof(line));
-	ck_assert_msg(ret == -ENOSPC, "expected -ENOSPC for an 8-byte buffer, got %d (%s)", ret,
-		      strerror(-ret));
-	ibv_free_device_list(list);
+	in->len = 1 + ref_random_below((unsigned)strlen(rl_test_device()) + 19);
 }
-END_TEST
+
+static void refused_with_enospc(struct rl_case *c)
+{
+	const struct describe_in *in = c->in;
+	long long ret = rl_said_int(c, "ret");
+
+	rl_expect(c, ret == -ENOSPC, "expected -ENOSPC for a %zu-byte buffer, got %lld (%s)",
+		  in->len, ret, strerror((int)-ret));
+}
+
+RL_GRADED(device_line_too_long_for_the_buffer_is_refused, .step = 2, .points = 1,
+	  .setup = too_short_a_buffer, .act = describe, .check = refused_with_enospc);
 
 /* Step 3 */
 
-/* Open with the lab's code: by NAME, or with NAME NULL and RDMALAB_DEVICE set to ENV. */
-static struct ibv_context *open_with(const char *name, const char *env, struct ibv_device ***list)
+/* One call of lab0_open_device: NAME ("": NULL), with RDMALAB_DEVICE set to ENV ("": unset). */
+struct open_call {
+	char name[REF_NAME_LEN];
+	char env[REF_NAME_LEN];
+};
+
+/* The calls of a test: FIRST (closed again) when it has a name or an environment, then THEN. */
+struct open_in {
+	struct open_call first;
+	struct open_call then;
+};
+
+/* A name no device has, new on every run ("no-such-" and letters). */
+static void unknown_name(char name[REF_NAME_LEN])
 {
+	strcpy(name, "no-such-");
+	rl_test_random_text(name + 8, 17);
+}
+
+/* Calls lab0_open_device as CALL says; says whether a context came (PREFIX "opened") and its device's name. */
+static struct ibv_context *open_as_told(const struct open_call *call, const char *prefix,
+					struct ibv_device ***list)
+{
+	struct ibv_context *ctx;
+	char said[64];
 	int num;
 
 	*list = ibv_get_device_list(&num);
 	ck_assert_msg(*list, "expected a device list from ibv_get_device_list, got NULL");
-	if (env)
-		setenv("RDMALAB_DEVICE", env, 1);
+	if (call->env[0])
+		setenv("RDMALAB_DEVICE", call->env, 1);
 	else
 		unsetenv("RDMALAB_DEVICE");
-	return lab0_open_device(*list, num, name);
+	ctx = lab0_open_device(*list, num, call->name[0] ? call->name : NULL);
+	snprintf(said, sizeof(said), "%sopened", prefix);
+	rl_say_int(said, ctx != NULL);
+	snprintf(said, sizeof(said), "%sdevice", prefix);
+	rl_say_str(said, ctx ? ibv_get_device_name(ctx->device) : "");
+	return ctx;
 }
 
-static void expect_opened(struct ibv_context *ctx, const char *want, struct ibv_device **list)
+/*
+ * Opens as the test's calls say, and holds the last context open while the
+ * check asks the kernel which contexts this process has.
+ */
+static void open_and_hold(struct rl_case *c)
 {
-	ck_assert_msg(ctx, "expected a context for %s, got NULL", want);
-	ck_assert_msg(strcmp(ibv_get_device_name(ctx->device), want) == 0,
-		      "expected %s open, got %s", want, ibv_get_device_name(ctx->device));
-	ibv_close_device(ctx);
+	const struct open_in *in = c->in;
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+
+	if (in->first.name[0] || in->first.env[0]) {
+		ctx = open_as_told(&in->first, "first_", &list);
+		if (ctx)
+			ibv_close_device(ctx);
+		ibv_free_device_list(list);
+	}
+	ctx = open_as_told(&in->then, "", &list);
+	rl_hold();
+	if (ctx)
+		ibv_close_device(ctx);
 	ibv_free_device_list(list);
 }
 
-RL_TEST(opening_by_name_gives_that_device, .step = 3, .points = 2)
+/* The act's context is on WANT, as it says and as the kernel says. */
+static void expect_opened(struct rl_case *c, const char *want)
 {
-	const char *dev = rl_test_device();
-	struct ibv_device **list;
-	struct ibv_context *ctx = open_with(dev, "no-such-device", &list);
+	const char *got = rl_said_str(c, "device");
+	char on[256];
+	bool found;
+	int n;
 
-	expect_opened(ctx, dev, list);
+	if (!rl_expect(c, rl_said_int(c, "opened"), "expected a context for %s, got NULL", want) ||
+	    !rl_expect(c, strcmp(got, want) == 0, "expected %s open, got %s", want, got))
+		return;
+	found = contexts_on(c, want, on, sizeof(on), &n);
+	if (n >= 0)
+		rl_expect(
+			c, found,
+			"expected the kernel to show a context on %s held by the test, it shows %s",
+			want, n ? on : "none");
 }
-END_TEST
 
-RL_TEST(opening_without_a_name_uses_RDMALAB_DEVICE, .step = 3, .points = 2)
+/* By name, with RDMALAB_DEVICE naming no device: the name wins. */
+static void name_and_a_wrong_environment(struct rl_case *c)
 {
-	const char *dev = rl_test_device();
-	struct ibv_device **list;
-	struct ibv_context *ctx = open_with(NULL, dev, &list);
+	struct open_in *in = c->in;
 
-	expect_opened(ctx, dev, list);
+	snprintf(in->then.name, sizeof(in->then.name), "%s", rl_test_device());
+	unknown_name(in->then.env);
 }
-END_TEST
 
-RL_TEST(opening_without_a_name_or_RDMALAB_DEVICE_gives_the_first_device, .step = 3, .points = 1)
+static void opened_the_test_device(struct rl_case *c)
 {
-	struct ibv_device **list;
-	struct ibv_context *ctx = open_with(NULL, NULL, &list);
-
-	expect_opened(ctx, ibv_get_device_name(list[0]), list);
+	expect_opened(c, rl_test_device());
 }
-END_TEST
 
-RL_TEST(opening_an_unknown_name_fails_without_a_context, .step = 3, .points = 1)
+RL_GRADED(opening_by_name_gives_that_device, .step = 3, .points = 2,
+	  .setup = name_and_a_wrong_environment, .act = open_and_hold,
+	  .check = opened_the_test_device);
+
+static void environment_only(struct rl_case *c)
 {
-	const char *dev = rl_test_device();
-	struct ibv_device **list;
-	struct ibv_context *ctx = open_with(dev, NULL, &list);
+	struct open_in *in = c->in;
 
-	ck_assert_msg(ctx, "expected a context for %s first, got NULL", dev);
-	ibv_close_device(ctx);
+	snprintf(in->then.env, sizeof(in->then.env), "%s", rl_test_device());
+}
+
+RL_GRADED(opening_without_a_name_uses_RDMALAB_DEVICE, .step = 3, .points = 2,
+	  .setup = environment_only, .act = open_and_hold, .check = opened_the_test_device);
+
+/* The first device of the list, as libibverbs gives it to this process. */
+static void opened_the_first_device(struct rl_case *c)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	char first[REF_NAME_LEN];
+
+	ck_assert_msg(list && list[0], "expected a device from ibv_get_device_list, got none");
+	snprintf(first, sizeof(first), "%s", ibv_get_device_name(list[0]));
 	ibv_free_device_list(list);
-	ctx = open_with("no-such-device", dev, &list);
-	ck_assert_msg(!ctx, "expected NULL for no-such-device, got a context for %s",
-		      ctx ? ibv_get_device_name(ctx->device) : "");
-	ibv_free_device_list(list);
+	expect_opened(c, first);
 }
-END_TEST
+
+RL_GRADED(opening_without_a_name_or_RDMALAB_DEVICE_gives_the_first_device, .step = 3, .points = 1,
+	  .act = open_and_hold, .check = opened_the_first_device);
+
+/* First the right name (it must open), then one no device has, RDMALAB_DEVICE set. */
+static void a_name_then_an_unknown_one(struct rl_case *c)
+{
+	struct open_in *in = c->in;
+
+	snprintf(in->first.name, sizeof(in->first.name), "%s", rl_test_device());
+	unknown_name(in->then.name);
+	snprintf(in->then.env, sizeof(in->then.env), "%s", rl_test_device());
+}
+
+static void refused_without_a_context(struct rl_case *c)
+{
+	const struct open_in *in = c->in;
+	const char *dev = rl_test_device();
+	char on[256];
+	int n;
+
+	if (!rl_expect(c, rl_said_int(c, "first_opened"),
+		       "expected a context for %s first, got NULL", dev) ||
+	    !rl_expect(c, !rl_said_int(c, "opened"), "expected NULL for %s, got a context for %s",
+		       in->then.name, rl_said_str(c, "device")))
+		return;
+	contexts_on(c, dev, on, sizeof(on), &n);
+	if (n >= 0)
+		rl_expect(c, n == 0,
+			  "expected no context open after NULL for %s, the kernel shows %d (on %s)",
+			  in->then.name, n, on);
+}
+
+RL_GRADED(opening_an_unknown_name_fails_without_a_context, .step = 3, .points = 1,
+	  .setup = a_name_then_an_unknown_one, .act = open_and_hold,
+	  .check = refused_without_a_context);
