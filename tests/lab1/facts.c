@@ -102,17 +102,6 @@ bool fx_made(struct rl_case *c, const char *name, const char *what, int step)
 			 step);
 }
 
-const char *fx_state_str(enum ibv_qp_state s)
-{
-	static const char *const names[] = {
-		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT", [IBV_QPS_RTR] = "RTR",
-		[IBV_QPS_RTS] = "RTS",     [IBV_QPS_SQD] = "SQD",   [IBV_QPS_SQE] = "SQE",
-		[IBV_QPS_ERR] = "ERR",
-	};
-
-	return (unsigned)s < sizeof(names) / sizeof(names[0]) && names[s] ? names[s] : "unknown";
-}
-
 const char *fx_status_str(long long status)
 {
 	return status < 0 ? "no completion" : ibv_wc_status_str((enum ibv_wc_status)status);

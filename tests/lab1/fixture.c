@@ -1,4 +1,4 @@
-/* fixture.c: plain-verbs objects for the Lab 1 tests' acts, and the act's end of the link to the peer. */
+/* fixture.c: plain-verbs objects for the Lab 1 acts, and their end of the link to the peer. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

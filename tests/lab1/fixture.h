@@ -69,9 +69,8 @@ enum fx_peer_do {
 	FX_PEER_SEND = 1 << 2,   /* SEND a text of its own into the act's receive */
 	FX_PEER_RECV = 1 << 3,   /* take the act's SEND into a receive of its own */
 	FX_PEER_TARGET = 1 << 4, /* once the act is done: its buffer at offset, its CQ */
-	FX_PEER_SESSIONS =
-		1
-		<< 5, /* no link: the server of the act's lab1 client, then the client of its lab1 server */
+	/* No link: the reference server of the act's lab1 client, then the client of its server. */
+	FX_PEER_SESSIONS = 1 << 5,
 };
 
 /* What the peer saw; a status is an enum ibv_wc_status, or -1 when not done. */
@@ -146,7 +145,7 @@ void fx_peer_stop(void);
 /* The reference wire format of lab1.h: LAB1_DEST_WIRE_LEN bytes; decode: 0 or -EINVAL. */
 void fx_encode_dest(const struct lab1_dest *d, uint8_t out[LAB1_DEST_WIRE_LEN]);
 int fx_decode_dest(const uint8_t in[LAB1_DEST_WIRE_LEN], struct lab1_dest *d);
-/* The reference lab1 server, for the client connected on FD, and client, of HOST:PORT (see session.c). */
+/* The reference lab1 server, for a client connected on FD; client, of HOST:PORT (as session.c). */
 int fx_ref_server(int fd, struct lab1_received *got);
 int fx_ref_client(const char *host, uint16_t port, const char *msg, const char *text);
 
@@ -163,7 +162,7 @@ struct fx_device {
 	union ibv_gid gid; /* at RDMALAB_GID_INDEX */
 };
 struct fx_device fx_device(void);
-/* The objects of KIND ("pd", "mr", "cq", "qp") the act holds, at most MAX; -1 (and a failure) when unknown. */
+/* How many of KIND ("pd", "mr", "cq", "qp") the act holds (MAX kept in OUT); -1: failed. */
 int fx_res(struct rl_case *c, const char *kind, struct rl_res *out, int max);
 /* The one of R[0..N) whose KEY is VALUE (a number, compared as one), or NULL. */
 const struct rl_res *fx_res_with(const struct rl_res *r, int n, const char *key,
@@ -172,12 +171,11 @@ const struct rl_res *fx_res_with(const struct rl_res *r, int n, const char *key,
 long long fx_res_num(const struct rl_res *r, const char *key);
 /* Member KEY of R, or "(none)". */
 const char *fx_res_str(const struct rl_res *r, const char *key);
-/* The QP whose lqpn the act said as NAME, as the kernel sees it; NULL (and a failure) when not found. */
+/* The QP whose lqpn the act said as NAME, as the kernel sees it; NULL and a failure if none. */
 const struct rl_res *fx_act_qp(struct rl_case *c, const char *name, struct rl_res *buf, int max);
 /* Whether the act made WHAT (it said NAME non-zero), else fail like fx_need. */
 bool fx_made(struct rl_case *c, const char *name, const char *what, int step);
-/* The name of an ibv_qp_state, of a completion status and opcode. */
-const char *fx_state_str(enum ibv_qp_state s);
+/* The name of a completion status, or "no completion" for -1. */
 const char *fx_status_str(long long status);
 
 #endif

@@ -92,7 +92,7 @@ static void peer_writes(struct rl_case *c)
 	fx_peer_start(&((struct states_in *)c->in)->peer, FX_PEER_WRITE);
 }
 
-/* Tell the peer L is ready (or not: OK false), and once it wrote, say what arrived in L's buffer. */
+/* Tell the peer whether L is ready (OK); once it wrote, say what arrived in L's buffer. */
 static void let_the_peer_write(struct fx_link *l, bool ok)
 {
 	fx_link_ready(l, ok);

@@ -231,7 +231,7 @@ static void slurp(const char *file, char *buf, size_t len)
 	unlink(file);
 }
 
-/* Whether PID runs yet; once it has ended, it is reaped and its exit status (-1: a signal) is in *STATUS. */
+/* Whether PID runs yet; once it ended, it is reaped, its exit status (-1: a signal) in *STATUS. */
 static bool running(pid_t pid, int *status)
 {
 	int st;
