@@ -34,6 +34,13 @@ int main(int argc, char **argv)
 		return args.help ? EXIT_SUCCESS : EXIT_FAILURE;
 	}
 	rl_log_set_level(args.verbose);
+	/*
+	 * From here on this process runs the lab's code: refuse it, for good,
+	 * what no lab step needs (executable memory, exec, ptrace: see
+	 * framework/lockdown.c), as the tests refuse it to their acts.
+	 */
+	if (rl_lockdown())
+		return EXIT_FAILURE;
 
 	/* Only an address on the command line makes this the client. */
 	if (args.addr_given)

@@ -1,10 +1,7 @@
-/* fixture.c: plain-verbs objects and outside references for the Lab 1 tests. */
-#include <arpa/inet.h>
+/* fixture.c: plain-verbs objects for the Lab 1 acts, and their end of the link to the peer. */
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,6 +58,18 @@ struct ibv_qp *fx_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	return qp;
 }
 
+struct ibv_mr *fx_mr(struct ibv_pd *pd, size_t len)
+{
+	void *buf = calloc(1, len);
+	struct ibv_mr *mr;
+
+	ck_assert_msg(buf, "fixture: calloc of %zu bytes failed", len);
+	mr = ibv_reg_mr(pd, buf, len,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	ck_assert_msg(mr, "fixture: ibv_reg_mr failed: %s", strerror(errno));
+	return mr;
+}
+
 void fx_to_init(struct ibv_qp *qp)
 {
 	struct ibv_qp_attr attr = {
@@ -80,33 +89,39 @@ uint32_t fx_psn(const struct ibv_qp *qp)
 	return (qp->qp_num * 7919u + 1) & 0xffffff;
 }
 
-void fx_to_rtr(struct ibv_qp *qp, struct ibv_qp *peer)
+void fx_to_rtr_dest(struct ibv_qp *qp, const struct lab1_dest *remote)
 {
 	struct ibv_port_attr port_attr;
 	struct ibv_qp_attr attr;
-	union ibv_gid gid;
 	int mask, ret;
 
 	ck_assert_int_eq(ibv_query_port(qp->context, rl_test_ib_port(), &port_attr), 0);
-	ck_assert_int_eq(ibv_query_gid(qp->context, rl_test_ib_port(), rl_test_gid_index(), &gid),
-			 0);
 	attr = (struct ibv_qp_attr){
 		.qp_state = IBV_QPS_RTR,
 		.path_mtu = port_attr.active_mtu,
-		.dest_qp_num = peer->qp_num,
-		.rq_psn = fx_psn(peer),
+		.dest_qp_num = remote->qpn,
+		.rq_psn = remote->psn,
 		.max_dest_rd_atomic = 1,
 		.min_rnr_timer = 12,
 		.ah_attr = {
 			.is_global = 1,
 			.port_num = rl_test_ib_port(),
-			.grh = { .dgid = gid, .sgid_index = rl_test_gid_index(), .hop_limit = 1 },
+			.grh = { .dgid = remote->gid, .sgid_index = rl_test_gid_index(), .hop_limit = 1 },
 		},
 	};
 	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 	       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 	ret = ibv_modify_qp(qp, &attr, mask);
 	ck_assert_msg(ret == 0, "fixture: INIT->RTR failed: %s", strerror(ret));
+}
+
+void fx_to_rtr(struct ibv_qp *qp, struct ibv_qp *peer)
+{
+	struct lab1_dest remote = { .qpn = peer->qp_num, .psn = fx_psn(peer) };
+
+	ck_assert_int_eq(
+		ibv_query_gid(qp->context, rl_test_ib_port(), rl_test_gid_index(), &remote.gid), 0);
+	fx_to_rtr_dest(qp, &remote);
 }
 
 void fx_to_rts(struct ibv_qp *qp)
@@ -138,28 +153,50 @@ void fx_query(struct ibv_qp *qp, struct ibv_qp_attr *attr, struct ibv_qp_init_at
 	memset(attr, 0, sizeof(*attr));
 	memset(init, 0, sizeof(*init));
 	ret = ibv_query_qp(qp, attr, mask, init);
-	ck_assert_msg(ret == 0, "expected ibv_query_qp to return 0, got %d (%s)", ret,
-		      strerror(ret));
+	ck_assert_msg(ret == 0, "fixture: ibv_query_qp failed: %s", strerror(ret));
 }
 
-enum ibv_qp_state fx_state(struct ibv_qp *qp)
+/* Say NAME as PREFIX.NAME. */
+static void fx_say(const char *prefix, const char *name, long long v)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "%s.%s", prefix, name);
+	rl_say_int(key, v);
+}
+
+void fx_say_qp(const char *prefix, struct ibv_qp *qp)
 {
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr attr;
+	char key[64];
 
 	fx_query(qp, &attr, &init);
-	return attr.qp_state;
+	fx_say(prefix, "state", attr.qp_state);
+	fx_say(prefix, "port", attr.port_num);
+	fx_say(prefix, "pkey_index", attr.pkey_index);
+	fx_say(prefix, "access", attr.qp_access_flags);
+	fx_say(prefix, "path_mtu", attr.path_mtu);
+	fx_say(prefix, "is_global", attr.ah_attr.is_global);
+	fx_say(prefix, "sgid_index", attr.ah_attr.grh.sgid_index);
+	fx_say(prefix, "ah_port", attr.ah_attr.port_num);
+	fx_say(prefix, "timeout", attr.timeout);
+	fx_say(prefix, "retry_cnt", attr.retry_cnt);
+	fx_say(prefix, "rnr_retry", attr.rnr_retry);
+	fx_say(prefix, "max_send_wr", init.cap.max_send_wr);
+	fx_say(prefix, "max_recv_wr", init.cap.max_recv_wr);
+	fx_say(prefix, "max_send_sge", init.cap.max_send_sge);
+	fx_say(prefix, "max_recv_sge", init.cap.max_recv_sge);
+	snprintf(key, sizeof(key), "%s.dgid", prefix);
+	rl_say_bytes(key, attr.ah_attr.grh.dgid.raw, 16);
 }
 
-const char *fx_state_str(enum ibv_qp_state s)
+void fx_say_wc(const char *prefix, const struct ibv_wc *wc)
 {
-	static const char *const names[] = {
-		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT", [IBV_QPS_RTR] = "RTR",
-		[IBV_QPS_RTS] = "RTS",     [IBV_QPS_SQD] = "SQD",   [IBV_QPS_SQE] = "SQE",
-		[IBV_QPS_ERR] = "ERR",
-	};
-
-	return (unsigned)s < sizeof(names) / sizeof(names[0]) && names[s] ? names[s] : "unknown";
+	fx_say(prefix, "status", wc->status);
+	fx_say(prefix, "opcode", wc->opcode);
+	fx_say(prefix, "wr_id", (long long)wc->wr_id);
+	fx_say(prefix, "byte_len", wc->byte_len);
 }
 
 void fx_pair_open(struct fx_pair *p)
@@ -172,12 +209,8 @@ void fx_pair_open(struct fx_pair *p)
 	for (i = 0; i < 2; i++) {
 		p->cq[i] = fx_cq(p->ctx);
 		p->qp[i] = fx_qp(p->pd, p->cq[i]);
-		p->buf[i] = calloc(1, FX_BUF_SIZE);
-		ck_assert(p->buf[i]);
-		p->mr[i] = ibv_reg_mr(p->pd, p->buf[i], FX_BUF_SIZE,
-				      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-					      IBV_ACCESS_REMOTE_READ);
-		ck_assert_msg(p->mr[i], "fixture: ibv_reg_mr failed: %s", strerror(errno));
+		p->mr[i] = fx_mr(p->pd, FX_BUF_SIZE);
+		p->buf[i] = p->mr[i]->addr;
 		fx_to_init(p->qp[i]);
 	}
 	fx_to_rtr(p->qp[0], p->qp[1]);
@@ -186,73 +219,35 @@ void fx_pair_open(struct fx_pair *p)
 	fx_to_rts(p->qp[1]);
 }
 
-/* Best effort: the test process ends right after, which frees the rest. */
-void fx_pair_close(struct fx_pair *p)
-{
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		ibv_destroy_qp(p->qp[i]);
-		ibv_destroy_cq(p->cq[i]);
-		ibv_dereg_mr(p->mr[i]);
-		free(p->buf[i]);
-	}
-	ibv_dealloc_pd(p->pd);
-	ibv_close_device(p->ctx);
-}
-
-void fx_post_recv(struct fx_pair *p, int i, struct ibv_mr *mr, void *buf, uint32_t len)
+void fx_post_recv(struct ibv_qp *qp, struct ibv_mr *mr, void *buf, uint32_t len)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = len, .lkey = mr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = 100, .sg_list = &sge, .num_sge = 1 }, *bad;
-	int ret = ibv_post_recv(p->qp[i], &wr, &bad);
+	int ret = ibv_post_recv(qp, &wr, &bad);
 
 	ck_assert_msg(ret == 0, "fixture: ibv_post_recv failed: %s", strerror(ret));
 }
 
-static void fx_post(struct fx_pair *p, int i, struct ibv_send_wr *wr)
-{
-	struct ibv_send_wr *bad;
-	int ret = ibv_post_send(p->qp[i], wr, &bad);
-
-	ck_assert_msg(ret == 0, "fixture: ibv_post_send failed: %s", strerror(ret));
-}
-
-void fx_post_send(struct fx_pair *p, int i, uint32_t len)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)p->buf[i],
-			       .length = len,
-			       .lkey = p->mr[i]->lkey };
-	struct ibv_send_wr wr = {
-		.wr_id = 200,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED,
-	};
-
-	fx_post(p, i, &wr);
-}
-
 void fx_post_rdma(struct fx_pair *p, int i, enum ibv_wr_opcode op, uint32_t len, uint64_t addr,
-		  uint32_t rkey)
+		  uint32_t rkey, uint64_t wr_id)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)p->buf[i],
 			       .length = len,
 			       .lkey = p->mr[i]->lkey };
 	struct ibv_send_wr wr = {
-		.wr_id = 300,
+		.wr_id = wr_id,
 		.sg_list = &sge,
 		.num_sge = 1,
 		.opcode = op,
 		.send_flags = IBV_SEND_SIGNALED,
 		.wr.rdma = { .remote_addr = addr, .rkey = rkey },
-	};
+	}, *bad;
+	int ret = ibv_post_send(p->qp[i], &wr, &bad);
 
-	fx_post(p, i, &wr);
+	ck_assert_msg(ret == 0, "fixture: ibv_post_send failed: %s", strerror(ret));
 }
 
-void fx_wait(struct ibv_cq *cq, struct ibv_wc *wc)
+int fx_poll(struct ibv_cq *cq, struct ibv_wc *wc, int timeout_ms)
 {
 	struct timespec start, now;
 	int n;
@@ -260,76 +255,74 @@ void fx_wait(struct ibv_cq *cq, struct ibv_wc *wc)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		n = ibv_poll_cq(cq, 1, wc);
-		ck_assert_msg(n >= 0, "expected ibv_poll_cq to work, got %d", n);
+		ck_assert_msg(n >= 0, "fixture: ibv_poll_cq failed: %d", n);
 		if (n == 1)
-			return;
+			return 1;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		ck_assert_msg((now.tv_sec - start.tv_sec) * 1000 +
-					      (now.tv_nsec - start.tv_nsec) / 1000000 <
-				      FX_WC_TIMEOUT_MS,
-			      "expected a completion within %d ms, got none", FX_WC_TIMEOUT_MS);
+		if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >=
+		    timeout_ms)
+			return 0;
+		usleep(1000);
 	}
 }
 
-/* The first line of `CMD` that contains NEEDLE (and NEEDLE2 if not NULL), into LINE. */
-static int fx_grep(const char *cmd, const char *needle, const char *needle2, char *line, size_t len)
+void fx_link_open(struct fx_link *l, const struct fx_peer_in *in)
 {
-	FILE *p = popen(cmd, "r");
-	int found = 0;
-
-	ck_assert_msg(p, "expected to run '%s', got %s", cmd, strerror(errno));
-	while (!found && fgets(line, len, p))
-		found = strstr(line, needle) && (!needle2 || strstr(line, needle2));
-	pclose(p);
-	return found;
+	memset(l, 0, sizeof(*l));
+	l->ctx = fx_open();
+	l->pd = fx_pd(l->ctx);
+	l->cq = fx_cq(l->ctx);
+	l->qp = fx_qp(l->pd, l->cq);
+	l->mr = fx_mr(l->pd, FX_BUF_SIZE);
+	l->buf = l->mr->addr;
+	l->fd = rl_oob_connect("127.0.0.1", in->port, FX_OOB_TIMEOUT_MS);
+	ck_assert_msg(l->fd >= 0, "fixture: could not reach the test's peer on port %u: %s",
+		      in->port, strerror(-l->fd));
 }
 
-/* The number after " KEY " in LINE, or -1. */
-static long long fx_field(const char *line, const char *key)
+void fx_link_swap(struct fx_link *l, struct ibv_mr *mr, void *buf, size_t len)
 {
-	char pat[32];
-	const char *at;
+	struct lab1_dest ours = {
+		.qpn = l->qp->qp_num,
+		.psn = fx_psn(l->qp),
+		.addr = (uintptr_t)buf,
+		.rkey = mr->rkey,
+		.len = (uint32_t)len,
+	};
+	uint8_t wire[LAB1_DEST_WIRE_LEN];
+	int ret;
 
-	snprintf(pat, sizeof(pat), " %s ", key);
-	at = strstr(line, pat);
-	return at ? strtoll(at + strlen(pat), NULL, 0) : -1;
+	ck_assert_int_eq(ibv_query_gid(l->ctx, rl_test_ib_port(), rl_test_gid_index(), &ours.gid),
+			 0);
+	fx_encode_dest(&ours, wire);
+	ret = rl_oob_send(l->fd, wire, sizeof(wire), FX_OOB_TIMEOUT_MS);
+	if (ret == 0)
+		ret = rl_oob_recv(l->fd, wire, sizeof(wire), FX_OOB_TIMEOUT_MS);
+	ck_assert_msg(ret == 0, "fixture: no QP description from the test's peer: %s",
+		      strerror(-ret));
+	ck_assert_msg(fx_decode_dest(wire, &l->peer) == 0,
+		      "fixture: the test's peer sent a bad QP description");
 }
 
-int fx_res_count(const char *kind)
+void fx_link_tell(struct fx_link *l, char what)
 {
-	char cmd[64], line[512], pid[32], dev[64], link[64];
-	FILE *p;
-	int n = 0;
+	int ret = rl_oob_send(l->fd, &what, 1, FX_OOB_TIMEOUT_MS);
 
-	/* Only this process's objects: a grader may run other students' tests on the same device. */
-	snprintf(cmd, sizeof(cmd), "rdma resource show %s 2>&1", kind);
-	snprintf(pid, sizeof(pid), " pid %d ", (int)getpid());
-	snprintf(dev, sizeof(dev), "dev %s ", rl_test_device());
-	snprintf(link, sizeof(link), "link %s/", rl_test_device());
-	p = popen(cmd, "r");
-	ck_assert_msg(p, "expected to run '%s', got %s", cmd, strerror(errno));
-	while (fgets(line, sizeof(line) - 1, p)) {
-		line[strcspn(line, "\n")] = '\0';
-		strcat(line, " ");
-		if (strstr(line, pid) && (strstr(line, dev) || strstr(line, link)))
-			n++;
-	}
-	ck_assert_msg(pclose(p) == 0, "expected '%s' to work, it failed", cmd);
-	return n;
+	ck_assert_msg(ret == 0, "fixture: could not tell the test's peer '%c': %s", what,
+		      strerror(-ret));
 }
 
-int fx_res_mr_keys(size_t len, uint32_t *rkey, uint32_t *lkey)
+void fx_link_ready(struct fx_link *l, bool ok)
 {
-	char line[512], pid[32], mrlen[32];
+	fx_link_tell(l, ok ? 'R' : 'X');
+}
 
-	snprintf(pid, sizeof(pid), " pid %d ", (int)getpid());
-	snprintf(mrlen, sizeof(mrlen), " mrlen %zu ", len);
-	if (!fx_grep("rdma resource show mr 2>&1", pid, mrlen, line, sizeof(line)))
-		return -ENOENT;
-	/* The kernel shows the keys only to CAP_NET_ADMIN (the grader runs us as a plain user). */
-	if (fx_field(line, "rkey") < 0 || fx_field(line, "lkey") < 0)
-		return -EPERM;
-	*rkey = (uint32_t)fx_field(line, "rkey");
-	*lkey = (uint32_t)fx_field(line, "lkey");
-	return 0;
+void fx_link_wait(struct fx_link *l, char what)
+{
+	char got = 0;
+	int ret = rl_oob_recv(l->fd, &got, 1, FX_OOB_TIMEOUT_MS);
+
+	ck_assert_msg(ret == 0 && got == what,
+		      "fixture: expected '%c' from the test's peer, got %s", what,
+		      ret ? strerror(-ret) : "another byte");
 }

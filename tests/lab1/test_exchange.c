@@ -1,5 +1,10 @@
-/* test_exchange.c: Lab 1 steps 8 and 9: the description of a QP, its wire format, and the TCP swap. */
-#include <arpa/inet.h>
+/*
+ * test_exchange.c: Lab 1 steps 8 and 9: the description of a QP, its wire
+ * format, and the TCP swap. Every description is random for the run and
+ * every expected value is computed by the check: from the kernel (the QP
+ * number, the MR's rkey and length), the device (GID, LID), and the
+ * reference wire format (peer.c) for the bytes.
+ */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -8,243 +13,533 @@
 #include "fixture.h"
 #include "lab1.h"
 
-/* A description with a different, recognizable value in every field. */
-static const struct lab1_dest sample = {
-	.qpn = 0x123456,
-	.psn = 0xabcdef,
-	.lid = 0x0102,
-	.gid = { .raw = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 211, 0, 1 } },
-	.addr = 0x00007f1122334455ULL,
-	.rkey = 0xdeadbeef,
-	.len = 4096,
+#define MAX_RES 8
+
+struct exchange_in {
+	struct lab1_dest dest;             /* a description to encode, or to send */
+	uint8_t bytes[LAB1_DEST_WIRE_LEN]; /* one to decode, or for the peer to send */
+	uint32_t psn, len;                 /* for lab1_local_dest: the PSN, the MR's size */
+	uint32_t cut;                      /* bytes the peer sends before it closes */
+	uint8_t wide_qpn, wide_psn;        /* a top byte that makes a field too wide */
 };
 
-/* SAMPLE in the wire format lab1.h documents, built here byte by byte. */
-static void sample_bytes(uint8_t out[LAB1_DEST_WIRE_LEN])
+/* A random description, its QPN and PSN in 24 bits. */
+static struct lab1_dest random_dest(void)
 {
-	static const uint8_t head[8] = { 0x00, 0x12, 0x34, 0x56, 0x00, 0xab, 0xcd, 0xef };
-	static const uint8_t tail[18] = {
-		0x00, 0x00, 0x7f, 0x11, 0x22, 0x33, 0x44, 0x55, /* addr at 24 */
-		0xde, 0xad, 0xbe, 0xef,                         /* rkey at 32 */
-		0x00, 0x00, 0x10, 0x00,                         /* len at 36 */
-		0x01, 0x02,                                     /* lid at 40 */
-	};
+	struct lab1_dest d;
 
-	memcpy(out, head, sizeof(head));
-	memcpy(out + 8, sample.gid.raw, 16);
-	memcpy(out + 24, tail, sizeof(tail));
+	fx_random(&d, sizeof(d));
+	d.qpn &= 0xffffff;
+	d.psn &= 0xffffff;
+	return d;
 }
 
-static void expect_same(const struct lab1_dest *want, const struct lab1_dest *got)
+/* The bytes of a random description (the description itself is not kept). */
+static void random_bytes(uint8_t bytes[LAB1_DEST_WIRE_LEN])
 {
-	ck_assert_msg(got->qpn == want->qpn, "qpn: expected 0x%x, got 0x%x", want->qpn, got->qpn);
-	ck_assert_msg(got->psn == want->psn, "psn: expected 0x%x, got 0x%x", want->psn, got->psn);
-	ck_assert_msg(memcmp(got->gid.raw, want->gid.raw, 16) == 0, "gid: expected other bytes");
-	ck_assert_msg(got->addr == want->addr, "addr: expected 0x%llx, got 0x%llx",
-		      (unsigned long long)want->addr, (unsigned long long)got->addr);
-	ck_assert_msg(got->rkey == want->rkey, "rkey: expected 0x%x, got 0x%x", want->rkey,
-		      got->rkey);
-	ck_assert_msg(got->len == want->len, "len: expected %u, got %u", want->len, got->len);
-	ck_assert_msg(got->lid == want->lid, "lid: expected 0x%x, got 0x%x", want->lid, got->lid);
+	struct lab1_dest d = random_dest();
+
+	fx_encode_dest(&d, bytes);
+}
+
+/* Say D field by field as "PREFIX.qpn" ... */
+static void say_dest(const char *prefix, const struct lab1_dest *d)
+{
+	char key[64];
+
+#define SAY(field)                                                                                 \
+	snprintf(key, sizeof(key), "%s." #field, prefix);                                          \
+	rl_say_int(key, (long long)d->field)
+	SAY(qpn);
+	SAY(psn);
+	SAY(lid);
+	SAY(addr);
+	SAY(rkey);
+	SAY(len);
+#undef SAY
+	snprintf(key, sizeof(key), "%s.gid", prefix);
+	rl_say_bytes(key, d->gid.raw, 16);
+}
+
+/* What the act said as PREFIX (say_dest). */
+static struct lab1_dest said_dest(struct rl_case *c, const char *prefix)
+{
+	struct lab1_dest d = { 0 };
+	const void *gid;
+	char key[64];
+	size_t n;
+
+#define SAID(field)                                                                                \
+	snprintf(key, sizeof(key), "%s." #field, prefix);                                          \
+	d.field = (__typeof__(d.field))rl_said_int(c, key)
+	SAID(qpn);
+	SAID(psn);
+	SAID(lid);
+	SAID(addr);
+	SAID(rkey);
+	SAID(len);
+#undef SAID
+	snprintf(key, sizeof(key), "%s.gid", prefix);
+	gid = rl_said_bytes(c, key, &n);
+	memcpy(d.gid.raw, gid, n == 16 ? 16 : 0);
+	return d;
+}
+
+static bool expect_same(struct rl_case *c, const struct lab1_dest *want,
+			const struct lab1_dest *got)
+{
+	char w[RL_GID_STR_LEN], g[RL_GID_STR_LEN];
+
+	rl_gid_str(&want->gid, w);
+	rl_gid_str(&got->gid, g);
+	return rl_expect(c, got->qpn == want->qpn, "qpn: expected 0x%x, got 0x%x", want->qpn,
+			 got->qpn) &&
+	       rl_expect(c, got->psn == want->psn, "psn: expected 0x%x, got 0x%x", want->psn,
+			 got->psn) &&
+	       rl_expect(c, memcmp(got->gid.raw, want->gid.raw, 16) == 0,
+			 "gid: expected %s, got %s", w, g) &&
+	       rl_expect(c, got->addr == want->addr, "addr: expected 0x%llx, got 0x%llx",
+			 (unsigned long long)want->addr, (unsigned long long)got->addr) &&
+	       rl_expect(c, got->rkey == want->rkey, "rkey: expected 0x%x, got 0x%x", want->rkey,
+			 got->rkey) &&
+	       rl_expect(c, got->len == want->len, "len: expected %u, got %u", want->len,
+			 got->len) &&
+	       rl_expect(c, got->lid == want->lid, "lid: expected 0x%x, got 0x%x", want->lid,
+			 got->lid);
+}
+
+/* The bytes the act said as NAME are WANT's encoding (N of them), else fail naming WHAT. */
+static bool expect_bytes(struct rl_case *c, const char *name, const struct lab1_dest *want,
+			 const char *what)
+{
+	uint8_t bytes[LAB1_DEST_WIRE_LEN];
+	const uint8_t *got;
+	size_t n, i;
+
+	fx_encode_dest(want, bytes);
+	got = rl_said_bytes(c, name, &n);
+	if (!rl_expect(c, n >= LAB1_DEST_WIRE_LEN, "expected %d bytes %s, got %zu",
+		       LAB1_DEST_WIRE_LEN, what, n))
+		return false;
+	for (i = 0; i < LAB1_DEST_WIRE_LEN; i++)
+		if (!rl_expect(c, got[i] == bytes[i], "byte %zu %s: expected 0x%02x, got 0x%02x", i,
+			       what, bytes[i], got[i]))
+			return false;
+	return true;
 }
 
 /* Step 8 */
 
-/* The lab's description of a plain-verbs QP and MR, with PSN. */
-static struct lab1_dest describe(uint32_t psn, struct ibv_qp **qp, struct ibv_mr **mr)
+static void choose_psn_and_len(struct rl_case *c)
 {
+	struct exchange_in *in = c->in;
+
+	in->psn = fx_random_between(0, 0xffffff);
+	in->len = fx_random_between(1, FX_BUF_SIZE);
+}
+
+static void choose_wide_psn(struct rl_case *c)
+{
+	struct exchange_in *in = c->in;
+
+	in->psn = fx_random_between(0x01000000, 0xffffffff);
+	in->len = fx_random_between(1, FX_BUF_SIZE);
+}
+
+/* The lab's description of a plain-verbs QP and an MR of IN's size, with IN's PSN. */
+static void describe(struct rl_case *c)
+{
+	const struct exchange_in *in = c->in;
 	struct ibv_context *ctx = fx_open();
 	struct ibv_pd *pd = fx_pd(ctx);
+	struct ibv_qp *qp = fx_qp(pd, fx_cq(ctx));
+	char *buf = calloc(1, in->len);
+	struct ibv_mr *mr;
 	struct lab1_dest d;
-	int ret;
 
-	*qp = fx_qp(pd, fx_cq(ctx));
-	*mr = ibv_reg_mr(pd, calloc(1, FX_BUF_SIZE), FX_BUF_SIZE,
-			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	ck_assert_msg(*mr, "fixture: ibv_reg_mr failed");
+	ck_assert(buf);
+	mr = ibv_reg_mr(pd, buf, in->len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	ck_assert_msg(mr, "fixture: ibv_reg_mr failed");
+	rl_say_int("addr", (long long)(uintptr_t)buf);
 	memset(&d, 0x5a, sizeof(d));
-	ret = lab1_local_dest(*qp, rl_test_ib_port(), rl_test_gid_index(), psn, *mr, &d);
-	ck_assert_msg(ret == 0, "expected lab1_local_dest to return 0, got %d (%s)", ret,
-		      strerror(-ret));
-	return d;
+	rl_say_int("ret",
+		   lab1_local_dest(qp, rl_test_ib_port(), rl_test_gid_index(), in->psn, mr, &d));
+	say_dest("got", &d);
+	rl_hold();
 }
 
-RL_TEST(local_dest_describes_the_qp_the_gid_and_the_mr, .step = 8, .points = 2)
+static bool returned_0(struct rl_case *c, const char *fn)
 {
-	struct ibv_port_attr port;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	struct lab1_dest want = { .psn = 0x42 }, got = describe(0x42, &qp, &mr);
+	long long ret = rl_said_int(c, "ret");
 
-	ck_assert_int_eq(ibv_query_port(qp->context, rl_test_ib_port(), &port), 0);
-	want.qpn = qp->qp_num;
-	want.lid = port.lid;
-	ck_assert_int_eq(
-		ibv_query_gid(qp->context, rl_test_ib_port(), rl_test_gid_index(), &want.gid), 0);
-	want.addr = (uintptr_t)mr->addr;
-	want.rkey = mr->rkey;
-	want.len = FX_BUF_SIZE;
-	expect_same(&want, &got);
+	return rl_expect(c, ret == 0, "expected %s to return 0, got %lld (%s)", fn, ret,
+			 strerror((int)-ret));
 }
-END_TEST
 
-RL_TEST(local_dest_keeps_only_24_bits_of_the_psn, .step = 8, .points = 1)
+/* The act's one object of KIND in the kernel's list, into R. */
+static bool kernel_one(struct rl_case *c, const char *kind, struct rl_res *r)
 {
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	struct lab1_dest got = describe(0xfe123456, &qp, &mr);
+	struct rl_res all[MAX_RES];
+	int n = fx_res(c, kind, all, MAX_RES);
 
-	ck_assert_msg(got.psn == 0x123456,
-		      "expected psn 0x123456 (24 bits of 0xfe123456), got 0x%x", got.psn);
+	if (n >= 0 &&
+	    rl_expect(c, n == 1, "expected 1 %s of the test's process (rdma res), got %d", kind, n))
+		*r = all[0];
+	return n == 1;
 }
-END_TEST
 
-RL_TEST(encode_puts_each_field_big_endian_at_its_offset, .step = 8, .points = 2)
+static void describes_qp_gid_and_mr(struct rl_case *c)
 {
-	uint8_t want[LAB1_DEST_WIRE_LEN], got[LAB1_DEST_WIRE_LEN + 8];
-	int n, i;
+	const struct exchange_in *in = c->in;
+	struct fx_device dev = fx_device();
+	struct lab1_dest want, got = said_dest(c, "got");
+	struct rl_res qp, mr;
 
-	sample_bytes(want);
+	if (!returned_0(c, "lab1_local_dest") || !kernel_one(c, "qp", &qp) ||
+	    !kernel_one(c, "mr", &mr))
+		return;
+	want = (struct lab1_dest){
+		.qpn = (uint32_t)fx_res_num(&qp, "lqpn"),
+		.psn = in->psn,
+		.lid = dev.lid,
+		.gid = dev.gid,
+		.addr = (uint64_t)rl_said_int(c, "addr"), /* said before the lab's code ran */
+		.rkey = (uint32_t)fx_res_num(&mr, "rkey"),
+		.len = (uint32_t)fx_res_num(&mr, "mrlen"),
+	};
+	if (!rl_res_get(&mr, "rkey")) /* keys hidden from this user: take the act's word */
+		want.rkey = got.rkey;
+	expect_same(c, &want, &got);
+}
+
+RL_GRADED(local_dest_describes_the_qp_the_gid_and_the_mr, .step = 8, .points = 2,
+	  .setup = choose_psn_and_len, .act = describe, .check = describes_qp_gid_and_mr);
+
+static void keeps_24_bits(struct rl_case *c)
+{
+	const struct exchange_in *in = c->in;
+	long long psn = rl_said_int(c, "got.psn");
+
+	if (returned_0(c, "lab1_local_dest"))
+		rl_expect(c, psn == (in->psn & 0xffffff),
+			  "expected psn 0x%x (24 bits of 0x%x), got 0x%llx", in->psn & 0xffffff,
+			  in->psn, psn);
+}
+
+RL_GRADED(local_dest_keeps_only_24_bits_of_the_psn, .step = 8, .points = 1,
+	  .setup = choose_wide_psn, .act = describe, .check = keeps_24_bits);
+
+static void choose_dest(struct rl_case *c)
+{
+	((struct exchange_in *)c->in)->dest = random_dest();
+}
+
+/* Encode IN's description into a buffer 8 bytes too long, filled with 0xee. */
+static void encode(struct rl_case *c)
+{
+	const struct exchange_in *in = c->in;
+	uint8_t got[LAB1_DEST_WIRE_LEN + 8];
+
 	memset(got, 0xee, sizeof(got));
-	n = lab1_encode_dest(&sample, got, sizeof(got));
-	ck_assert_msg(n == LAB1_DEST_WIRE_LEN, "expected %d bytes encoded, got %d",
-		      LAB1_DEST_WIRE_LEN, n);
-	for (i = 0; i < LAB1_DEST_WIRE_LEN; i++)
-		ck_assert_msg(got[i] == want[i], "byte %d: expected 0x%02x, got 0x%02x", i, want[i],
-			      got[i]);
-	ck_assert_msg(got[LAB1_DEST_WIRE_LEN] == 0xee, "expected nothing written past byte %d",
-		      LAB1_DEST_WIRE_LEN - 1);
+	rl_say_int("ret", lab1_encode_dest(&in->dest, got, sizeof(got)));
+	rl_say_bytes("bytes", got, sizeof(got));
 }
-END_TEST
 
-RL_TEST(decode_reads_each_field_from_its_offset, .step = 8, .points = 2)
+static void encoded_big_endian(struct rl_case *c)
 {
-	uint8_t bytes[LAB1_DEST_WIRE_LEN];
-	struct lab1_dest got;
-	int ret;
+	const struct exchange_in *in = c->in;
+	long long n = rl_said_int(c, "ret");
+	const uint8_t *got;
+	size_t len, i;
 
-	sample_bytes(bytes);
+	if (!rl_expect(c, n == LAB1_DEST_WIRE_LEN, "expected %d bytes encoded, got %lld",
+		       LAB1_DEST_WIRE_LEN, n) ||
+	    !expect_bytes(c, "bytes", &in->dest, "encoded"))
+		return;
+	got = rl_said_bytes(c, "bytes", &len);
+	for (i = LAB1_DEST_WIRE_LEN; i < len; i++)
+		if (!rl_expect(c, got[i] == 0xee, "expected nothing written past byte %d",
+			       LAB1_DEST_WIRE_LEN - 1))
+			return;
+}
+
+RL_GRADED(encode_puts_each_field_big_endian_at_its_offset, .step = 8, .points = 2,
+	  .setup = choose_dest, .act = encode, .check = encoded_big_endian);
+
+static void choose_bytes(struct rl_case *c)
+{
+	random_bytes(((struct exchange_in *)c->in)->bytes);
+}
+
+static void decode(struct rl_case *c)
+{
+	const struct exchange_in *in = c->in;
+	struct lab1_dest got;
+
 	memset(&got, 0, sizeof(got));
-	ret = lab1_decode_dest(bytes, sizeof(bytes), &got);
-	ck_assert_msg(ret == 0, "expected lab1_decode_dest to return 0, got %d", ret);
-	expect_same(&sample, &got);
+	rl_say_int("ret", lab1_decode_dest(in->bytes, sizeof(in->bytes), &got));
+	say_dest("got", &got);
 }
-END_TEST
 
-RL_TEST(encode_then_decode_gives_the_same_fields, .step = 8, .points = 1)
+static void decoded_from_the_offsets(struct rl_case *c)
 {
-	struct lab1_dest in = sample, out;
-	uint8_t bytes[LAB1_DEST_WIRE_LEN];
-	int ret;
+	const struct exchange_in *in = c->in;
+	struct lab1_dest want, got = said_dest(c, "got");
+	long long ret = rl_said_int(c, "ret");
 
-	in.qpn = 0xffffff;
-	in.psn = 0;
-	in.addr = ~0ULL;
-	in.rkey = 1;
-	ret = lab1_encode_dest(&in, bytes, sizeof(bytes));
-	ck_assert_msg(ret == LAB1_DEST_WIRE_LEN, "expected %d bytes encoded, got %d",
-		      LAB1_DEST_WIRE_LEN, ret);
+	fx_decode_dest(in->bytes, &want);
+	if (rl_expect(c, ret == 0, "expected lab1_decode_dest to return 0, got %lld", ret))
+		expect_same(c, &want, &got);
+}
+
+RL_GRADED(decode_reads_each_field_from_its_offset, .step = 8, .points = 2, .setup = choose_bytes,
+	  .act = decode, .check = decoded_from_the_offsets);
+
+/* A random description with the extremes: the widest QPN, PSN 0, the highest address. */
+static void choose_extreme_dest(struct rl_case *c)
+{
+	struct exchange_in *in = c->in;
+
+	in->dest = random_dest();
+	in->dest.qpn = 0xffffff;
+	in->dest.psn = 0;
+	in->dest.addr = ~0ULL;
+}
+
+static void encode_then_decode(struct rl_case *c)
+{
+	const struct exchange_in *in = c->in;
+	uint8_t bytes[LAB1_DEST_WIRE_LEN];
+	struct lab1_dest out;
+
+	rl_say_int("encoded", lab1_encode_dest(&in->dest, bytes, sizeof(bytes)));
 	memset(&out, 0, sizeof(out));
-	ret = lab1_decode_dest(bytes, sizeof(bytes), &out);
-	ck_assert_msg(ret == 0, "expected lab1_decode_dest to return 0, got %d", ret);
-	expect_same(&in, &out);
+	rl_say_int("decoded", lab1_decode_dest(bytes, sizeof(bytes), &out));
+	say_dest("out", &out);
 }
-END_TEST
 
-RL_TEST(short_buffers_are_refused_with_emsgsize, .step = 8, .points = 1)
+static void round_trip(struct rl_case *c)
 {
+	const struct exchange_in *in = c->in;
+	long long enc = rl_said_int(c, "encoded"), dec = rl_said_int(c, "decoded");
+	struct lab1_dest out = said_dest(c, "out");
+
+	if (rl_expect(c, enc == LAB1_DEST_WIRE_LEN, "expected %d bytes encoded, got %lld",
+		      LAB1_DEST_WIRE_LEN, enc) &&
+	    rl_expect(c, dec == 0, "expected lab1_decode_dest to return 0, got %lld", dec))
+		expect_same(c, &in->dest, &out);
+}
+
+RL_GRADED(encode_then_decode_gives_the_same_fields, .step = 8, .points = 1,
+	  .setup = choose_extreme_dest, .act = encode_then_decode, .check = round_trip);
+
+static void choose_dest_and_bytes(struct rl_case *c)
+{
+	struct exchange_in *in = c->in;
+
+	in->dest = random_dest();
+	random_bytes(in->bytes);
+	in->cut = fx_random_between(0, LAB1_DEST_WIRE_LEN - 1);
+	in->wide_qpn = (uint8_t)fx_random_between(1, 255);
+	in->wide_psn = (uint8_t)fx_random_between(1, 255);
+}
+
+/* Encode into and decode from one byte too few, then the exact size. */
+static void short_buffers(struct rl_case *c)
+{
+	const struct exchange_in *in = c->in;
 	uint8_t bytes[LAB1_DEST_WIRE_LEN];
 	struct lab1_dest got;
-	int ret;
 
-	ret = lab1_encode_dest(&sample, bytes, LAB1_DEST_WIRE_LEN - 1);
-	ck_assert_msg(ret == -EMSGSIZE, "encode into %d bytes: expected -EMSGSIZE, got %d",
-		      LAB1_DEST_WIRE_LEN - 1, ret);
-	sample_bytes(bytes);
-	ret = lab1_decode_dest(bytes, LAB1_DEST_WIRE_LEN - 1, &got);
-	ck_assert_msg(ret == -EMSGSIZE, "decode of %d bytes: expected -EMSGSIZE, got %d",
-		      LAB1_DEST_WIRE_LEN - 1, ret);
+	rl_say_int("encode_short", lab1_encode_dest(&in->dest, bytes, LAB1_DEST_WIRE_LEN - 1));
+	rl_say_int("decode_short", lab1_decode_dest(in->bytes, LAB1_DEST_WIRE_LEN - 1, &got));
+	rl_say_int("encode", lab1_encode_dest(&in->dest, bytes, LAB1_DEST_WIRE_LEN));
+	rl_say_int("decode", lab1_decode_dest(in->bytes, LAB1_DEST_WIRE_LEN, &got));
 }
-END_TEST
 
-RL_TEST(decode_refuses_a_qpn_or_psn_wider_than_24_bits, .step = 8, .points = 1)
+static void refused_short(struct rl_case *c)
 {
+	long long enc_short = rl_said_int(c, "encode_short"),
+		  dec_short = rl_said_int(c, "decode_short");
+	long long enc = rl_said_int(c, "encode"), dec = rl_said_int(c, "decode");
+
+	if (rl_expect(c, enc_short == -EMSGSIZE,
+		      "encode into %d bytes: expected -EMSGSIZE, got %lld", LAB1_DEST_WIRE_LEN - 1,
+		      enc_short) &&
+	    rl_expect(c, dec_short == -EMSGSIZE, "decode of %d bytes: expected -EMSGSIZE, got %lld",
+		      LAB1_DEST_WIRE_LEN - 1, dec_short) &&
+	    rl_expect(c, enc == LAB1_DEST_WIRE_LEN,
+		      "encode into %d bytes: expected %d, got %lld (-EMSGSIZE is for a buffer too "
+		      "short)",
+		      LAB1_DEST_WIRE_LEN, LAB1_DEST_WIRE_LEN, enc))
+		rl_expect(
+			c, dec == 0,
+			"decode of %d bytes: expected 0, got %lld (-EMSGSIZE is for too few bytes)",
+			LAB1_DEST_WIRE_LEN, dec);
+}
+
+RL_GRADED(short_buffers_are_refused_with_emsgsize, .step = 8, .points = 1,
+	  .setup = choose_dest_and_bytes, .act = short_buffers, .check = refused_short);
+
+/* Decode IN's bytes with the QPN's top byte set, then the PSN's, then as they are. */
+static void decode_wide(struct rl_case *c)
+{
+	const struct exchange_in *in = c->in;
 	uint8_t bytes[LAB1_DEST_WIRE_LEN];
 	struct lab1_dest got;
-	int ret;
 
-	sample_bytes(bytes);
-	bytes[0] = 0x01; /* qpn 0x01123456 */
-	ret = lab1_decode_dest(bytes, sizeof(bytes), &got);
-	ck_assert_msg(ret == -EINVAL, "qpn 0x01123456: expected -EINVAL, got %d", ret);
-	sample_bytes(bytes);
-	bytes[4] = 0x80; /* psn 0x80abcdef */
-	ret = lab1_decode_dest(bytes, sizeof(bytes), &got);
-	ck_assert_msg(ret == -EINVAL, "psn 0x80abcdef: expected -EINVAL, got %d", ret);
+	memcpy(bytes, in->bytes, sizeof(bytes));
+	bytes[0] = in->wide_qpn;
+	rl_say_int("wide_qpn", lab1_decode_dest(bytes, sizeof(bytes), &got));
+	memcpy(bytes, in->bytes, sizeof(bytes));
+	bytes[4] = in->wide_psn;
+	rl_say_int("wide_psn", lab1_decode_dest(bytes, sizeof(bytes), &got));
+	rl_say_int("narrow", lab1_decode_dest(in->bytes, sizeof(in->bytes), &got));
 }
-END_TEST
+
+static void refused_wide(struct rl_case *c)
+{
+	const struct exchange_in *in = c->in;
+	long long qpn = rl_said_int(c, "wide_qpn"), psn = rl_said_int(c, "wide_psn");
+	long long narrow = rl_said_int(c, "narrow");
+	struct lab1_dest d;
+
+	fx_decode_dest(in->bytes, &d);
+	if (rl_expect(c, qpn == -EINVAL, "qpn 0x%02x%06x: expected -EINVAL, got %lld", in->wide_qpn,
+		      d.qpn, qpn) &&
+	    rl_expect(c, psn == -EINVAL, "psn 0x%02x%06x: expected -EINVAL, got %lld", in->wide_psn,
+		      d.psn, psn))
+		rl_expect(
+			c, narrow == 0,
+			"qpn 0x%06x psn 0x%06x: expected 0, got %lld (-EINVAL is for fields wider "
+			"than 24 bits)",
+			d.qpn, d.psn, narrow);
+}
+
+RL_GRADED(decode_refuses_a_qpn_or_psn_wider_than_24_bits, .step = 8, .points = 1,
+	  .setup = choose_dest_and_bytes, .act = decode_wide, .check = refused_wide);
 
 /* Step 9 */
 
-RL_TEST(exchange_sends_ours_and_returns_the_peers, .step = 9, .points = 2, .needs = 8)
+/* A socket pair; the peer's end (sv[1]) has sent N bytes of BYTES, and closed when CLOSE. */
+static void peer_sends(int sv[2], const uint8_t *bytes, size_t n, bool close)
 {
-	uint8_t want[LAB1_DEST_WIRE_LEN], sent[LAB1_DEST_WIRE_LEN + 1];
-	struct lab1_dest ours = sample, theirs;
-	int sv[2], ret;
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(write(sv[1], bytes, n), (ssize_t)n);
+	if (close)
+		shutdown(sv[1], SHUT_WR);
+}
+
+/* The lab's swap: ours is IN's description, the peer's is IN's bytes; say both ends. */
+static void exchange(struct rl_case *c)
+{
+	const struct exchange_in *in = c->in;
+	uint8_t sent[LAB1_DEST_WIRE_LEN + 1];
+	struct lab1_dest theirs;
+	int sv[2];
 	ssize_t n;
 
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	sample_bytes(want);
-	ck_assert_int_eq(write(sv[1], want, sizeof(want)), sizeof(want)); /* the peer's */
-	ours.qpn = 0x000654;
-	ours.rkey = 0x77;
+	peer_sends(sv, in->bytes, sizeof(in->bytes), false);
 	memset(&theirs, 0, sizeof(theirs));
-	ret = lab1_exchange_dest(sv[0], &ours, &theirs);
-	ck_assert_msg(ret == 0, "expected lab1_exchange_dest to return 0, got %d (%s)", ret,
-		      strerror(-ret));
-	expect_same(&sample, &theirs);
+	rl_say_int("ret", lab1_exchange_dest(sv[0], &in->dest, &theirs));
+	say_dest("theirs", &theirs);
 	shutdown(sv[0], SHUT_WR);
 	n = recv(sv[1], sent, sizeof(sent), MSG_WAITALL);
-	ck_assert_msg(n == LAB1_DEST_WIRE_LEN, "expected %d bytes sent to the peer, got %zd",
-		      LAB1_DEST_WIRE_LEN, n);
-	ck_assert_msg(sent[1] == 0x00 && sent[2] == 0x06 && sent[3] == 0x54 && sent[35] == 0x77,
-		      "expected our qpn 0x000654 at offset 0 and rkey 0x77 at 32, got other bytes");
-	close(sv[0]);
-	close(sv[1]);
+	rl_say_bytes("sent", sent, n > 0 ? (size_t)n : 0);
 }
-END_TEST
 
-RL_TEST(exchange_reports_econnreset_when_the_peer_closes_first, .step = 9, .points = 1, .needs = 8)
+static void swapped(struct rl_case *c)
 {
+	const struct exchange_in *in = c->in;
+	struct lab1_dest want, theirs = said_dest(c, "theirs");
+	size_t n;
+
+	fx_decode_dest(in->bytes, &want);
+	if (!returned_0(c, "lab1_exchange_dest") || !expect_same(c, &want, &theirs))
+		return;
+	rl_said_bytes(c, "sent", &n);
+	if (rl_expect(c, n == LAB1_DEST_WIRE_LEN, "expected %d bytes sent to the peer, got %zu",
+		      LAB1_DEST_WIRE_LEN, n))
+		expect_bytes(c, "sent", &in->dest, "sent to the peer");
+}
+
+RL_GRADED(exchange_sends_ours_and_returns_the_peers, .step = 9, .points = 2, .needs = 8,
+	  .setup = choose_dest_and_bytes, .act = exchange, .check = swapped);
+
+/* A peer that sends IN->cut bytes and closes; then one that sends all of them. */
+static void exchange_cut_short(struct rl_case *c)
+{
+	const struct exchange_in *in = c->in;
 	struct lab1_dest theirs;
-	int sv[2], ret;
+	int sv[2];
 
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	ck_assert_int_eq(write(sv[1], "short", 5), 5);
-	shutdown(sv[1], SHUT_WR); /* the peer sends 5 bytes and stops */
-	ret = lab1_exchange_dest(sv[0], &sample, &theirs);
-	ck_assert_msg(ret == -ECONNRESET,
-		      "expected -ECONNRESET (%d) after 5 of %d bytes, got %d (%s)", -ECONNRESET,
-		      LAB1_DEST_WIRE_LEN, ret, strerror(-ret));
-	close(sv[0]);
-	close(sv[1]);
+	peer_sends(sv, in->bytes, in->cut, true);
+	rl_say_int("ret", lab1_exchange_dest(sv[0], &in->dest, &theirs));
+	peer_sends(sv, in->bytes, sizeof(in->bytes), false);
+	memset(&theirs, 0, sizeof(theirs));
+	rl_say_int("whole", lab1_exchange_dest(sv[0], &in->dest, &theirs));
+	rl_say_int("whole.qpn", theirs.qpn);
 }
-END_TEST
 
-RL_TEST(exchange_refuses_a_peer_qpn_wider_than_24_bits, .step = 9, .points = 1, .needs = 8)
+/* The exchange with a peer that sent everything worked, and got its QPN. */
+static void whole_exchange_works(struct rl_case *c, const char *refusal)
 {
+	const struct exchange_in *in = c->in;
+	long long ret = rl_said_int(c, "whole"), qpn = rl_said_int(c, "whole.qpn");
+	struct lab1_dest want;
+
+	fx_decode_dest(in->bytes, &want);
+	if (rl_expect(c, ret == 0,
+		      "expected lab1_exchange_dest to return 0 with a peer that sends all %d bytes, "
+		      "got %lld (%s): %s",
+		      LAB1_DEST_WIRE_LEN, ret, strerror((int)-ret), refusal))
+		rl_expect(c, qpn == want.qpn, "qpn: expected 0x%x, got 0x%llx", want.qpn, qpn);
+}
+
+static void reset_when_cut(struct rl_case *c)
+{
+	const struct exchange_in *in = c->in;
+	long long ret = rl_said_int(c, "ret");
+
+	if (rl_expect(c, ret == -ECONNRESET,
+		      "expected -ECONNRESET (%d) after %u of %d bytes, got %lld (%s)", -ECONNRESET,
+		      in->cut, LAB1_DEST_WIRE_LEN, ret, strerror((int)-ret)))
+		whole_exchange_works(c, "-ECONNRESET is for a peer that closes early");
+}
+
+RL_GRADED(exchange_reports_econnreset_when_the_peer_closes_first, .step = 9, .points = 1,
+	  .needs = 8, .setup = choose_dest_and_bytes, .act = exchange_cut_short,
+	  .check = reset_when_cut);
+
+/* A peer whose QPN has IN->wide_qpn as its top byte; then one whose bytes are fine. */
+static void exchange_wide(struct rl_case *c)
+{
+	const struct exchange_in *in = c->in;
 	uint8_t bytes[LAB1_DEST_WIRE_LEN];
 	struct lab1_dest theirs;
-	int sv[2], ret;
+	int sv[2];
 
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	sample_bytes(bytes);
-	bytes[0] = 0xff;
-	ck_assert_int_eq(write(sv[1], bytes, sizeof(bytes)), sizeof(bytes));
-	ret = lab1_exchange_dest(sv[0], &sample, &theirs);
-	ck_assert_msg(ret == -EINVAL, "expected -EINVAL for qpn 0xff123456, got %d (%s)", ret,
-		      strerror(-ret));
-	close(sv[0]);
-	close(sv[1]);
+	memcpy(bytes, in->bytes, sizeof(bytes));
+	bytes[0] = in->wide_qpn;
+	peer_sends(sv, bytes, sizeof(bytes), false);
+	rl_say_int("ret", lab1_exchange_dest(sv[0], &in->dest, &theirs));
+	peer_sends(sv, in->bytes, sizeof(in->bytes), false);
+	memset(&theirs, 0, sizeof(theirs));
+	rl_say_int("whole", lab1_exchange_dest(sv[0], &in->dest, &theirs));
+	rl_say_int("whole.qpn", theirs.qpn);
 }
-END_TEST
+
+static void refused_wide_peer(struct rl_case *c)
+{
+	const struct exchange_in *in = c->in;
+	long long ret = rl_said_int(c, "ret");
+	struct lab1_dest d;
+
+	fx_decode_dest(in->bytes, &d);
+	if (rl_expect(c, ret == -EINVAL, "expected -EINVAL for qpn 0x%02x%06x, got %lld (%s)",
+		      in->wide_qpn, d.qpn, ret, strerror((int)-ret)))
+		whole_exchange_works(c, "-EINVAL is for a QPN wider than 24 bits");
+}
+
+RL_GRADED(exchange_refuses_a_peer_qpn_wider_than_24_bits, .step = 9, .points = 1, .needs = 8,
+	  .setup = choose_dest_and_bytes, .act = exchange_wide, .check = refused_wide_peer);

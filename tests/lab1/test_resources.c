@@ -1,4 +1,9 @@
-/* test_resources.c: Lab 1 steps 1 to 4: the PD, the MR, the CQ and the QP, checked from outside. */
+/*
+ * test_resources.c: Lab 1 steps 1 to 4: the PD, the MR, the CQ and the QP.
+ * The act makes them with the lab's code and holds; the check asks the
+ * kernel what the act's process holds (rdma res), and the peer (peer.c)
+ * writes, sends and reads to the MR from a process of its own.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,262 +11,599 @@
 #include "fixture.h"
 #include "lab1.h"
 
+#define MAX_RES 8
+
+/* The one object of KIND the act holds, into R; false (and a failure) when it holds N others. */
+static bool only_one(struct rl_case *c, const char *kind, struct rl_res *r)
+{
+	struct rl_res all[MAX_RES];
+	int n = fx_res(c, kind, all, MAX_RES);
+
+	if (n < 0)
+		return false;
+	if (!rl_expect(c, n == 1,
+		       "expected 1 %s of the test's process in 'rdma res show %s', got %d", kind,
+		       kind, n))
+		return false;
+	*r = all[0];
+	return true;
+}
+
 /* Step 1 */
 
-RL_TEST(pd_is_allocated_on_the_given_context, .step = 1, .points = 2)
+/* A PD from the lab's code, beside a CQ of the fixture's on the same context. */
+static void alloc_pd(struct rl_case *c)
 {
 	struct ibv_context *ctx = fx_open();
-	struct ibv_pd *pd = lab1_alloc_pd(ctx);
+	struct ibv_pd *pd;
 
-	fx_need(pd, "a PD from lab1_alloc_pd", 1);
-	ck_assert_msg(pd->context == ctx, "expected pd->context %p (the context given), got %p",
-		      (void *)ctx, (void *)pd->context);
-	ck_assert_int_eq(ibv_dealloc_pd(pd), 0);
-	ibv_close_device(ctx);
+	(void)c;
+	fx_cq(ctx);
+	rl_say_int("ctx", (long long)(uintptr_t)ctx);
+	pd = lab1_alloc_pd(ctx);
+	rl_say_int("pd", pd != NULL);
+	if (!pd)
+		return;
+	rl_say_int("pd.context", (long long)(uintptr_t)pd->context);
+	rl_hold();
 }
-END_TEST
 
-RL_TEST(pd_is_counted_by_rdma_resource_until_deallocated, .step = 1, .points = 1)
+/* The kernel lists one PD, on the context of the fixture's CQ (the context given). */
+static void pd_on_the_context(struct rl_case *c)
+{
+	struct rl_res pd, cq;
+
+	if (!fx_made(c, "pd", "a PD from lab1_alloc_pd", 1))
+		return;
+	if (!rl_expect(c, rl_said_int(c, "pd.context") == rl_said_int(c, "ctx"),
+		       "expected pd->context %#llx (the context given), got %#llx",
+		       rl_said_int(c, "ctx"), rl_said_int(c, "pd.context")))
+		return;
+	if (!only_one(c, "pd", &pd) || !only_one(c, "cq", &cq))
+		return;
+	rl_expect(c, strcmp(fx_res_str(&pd, "ctxn"), fx_res_str(&cq, "ctxn")) == 0,
+		  "expected the PD on the context given (ctxn %s in rdma res), got ctxn %s",
+		  fx_res_str(&cq, "ctxn"), fx_res_str(&pd, "ctxn"));
+}
+
+RL_GRADED(pd_is_allocated_on_the_given_context, .step = 1, .points = 2, .act = alloc_pd,
+	  .check = pd_on_the_context);
+
+/* Two PDs from the lab's code, the first deallocated again with plain verbs. */
+static void alloc_two_pds_free_one(struct rl_case *c)
 {
 	struct ibv_context *ctx = fx_open();
-	int before = fx_res_count("pd"), got;
-	struct ibv_pd *pd = lab1_alloc_pd(ctx);
+	struct ibv_pd *first = lab1_alloc_pd(ctx), *second = first ? lab1_alloc_pd(ctx) : NULL;
 
-	fx_need(pd, "a PD from lab1_alloc_pd", 1);
-	got = fx_res_count("pd");
-	ck_assert_msg(got == before + 1, "expected %d PDs in 'rdma resource show', got %d",
-		      before + 1, got);
-	ck_assert_int_eq(ibv_dealloc_pd(pd), 0);
-	got = fx_res_count("pd");
-	ck_assert_msg(got == before, "expected %d PDs after ibv_dealloc_pd, got %d", before, got);
-	ibv_close_device(ctx);
+	(void)c;
+	rl_say_int("pd", first && second);
+	if (!first || !second)
+		return;
+	rl_say_int("dealloc", ibv_dealloc_pd(first));
+	rl_hold();
 }
-END_TEST
+
+static void one_pd_left(struct rl_case *c)
+{
+	struct rl_res pd[MAX_RES];
+	long long ret;
+	int n;
+
+	if (!fx_made(c, "pd", "a PD from lab1_alloc_pd", 1))
+		return;
+	ret = rl_said_int(c, "dealloc");
+	if (!rl_expect(c, ret == 0,
+		       "expected ibv_dealloc_pd of the first PD to return 0, got %lld (%s)", ret,
+		       strerror((int)ret)))
+		return;
+	n = fx_res(c, "pd", pd, MAX_RES);
+	if (n >= 0)
+		rl_expect(c, n == 1,
+			  "expected 1 PD in 'rdma resource show' (2 from lab1_alloc_pd, then 1 "
+			  "deallocated), got %d",
+			  n);
+}
+
+RL_GRADED(pd_is_counted_by_rdma_resource_until_deallocated, .step = 1, .points = 1,
+	  .act = alloc_two_pds_free_one, .check = one_pd_left);
 
 /* Step 2 */
 
-RL_TEST(mr_covers_exactly_the_buffer_given, .step = 2, .points = 2)
-{
-	struct ibv_context *ctx = fx_open();
-	struct ibv_pd *pd = fx_pd(ctx);
-	char *buf = calloc(1, FX_BUF_SIZE);
-	struct ibv_mr *mr = lab1_reg_mr(pd, buf + 64, 1000);
+struct mr_in {
+	uint32_t offset, len; /* the part of a buffer to register */
+	struct fx_peer_in peer;
+};
 
-	fx_need(mr, "an MR from lab1_reg_mr", 2);
-	ck_assert_msg(mr->addr == buf + 64, "expected mr->addr %p, got %p", (void *)(buf + 64),
-		      mr->addr);
-	ck_assert_msg(mr->length == 1000, "expected mr->length 1000, got %zu", mr->length);
-	ck_assert_msg(mr->pd == pd, "expected mr->pd to be the PD given, got another");
-	ck_assert_int_eq(ibv_dereg_mr(mr), 0);
-	free(buf);
+static void choose_part(struct rl_case *c)
+{
+	struct mr_in *in = c->in;
+
+	in->offset = fx_random_between(1, FX_BUF_SIZE / 2);
+	in->len = fx_random_between(1, FX_BUF_SIZE / 2);
 }
-END_TEST
 
-RL_TEST(mr_keys_match_rdma_resource, .step = 2, .points = 1)
+/* The lab's MR over IN's part of a buffer, in a PD of the fixture's. */
+static void reg_part(struct rl_case *c)
 {
-	struct ibv_context *ctx = fx_open();
-	struct ibv_pd *pd = fx_pd(ctx);
+	const struct mr_in *in = c->in;
+	struct ibv_pd *pd = fx_pd(fx_open());
 	char *buf = calloc(1, FX_BUF_SIZE);
-	struct ibv_mr *mr = lab1_reg_mr(pd, buf, 3072);
-	uint32_t rkey, lkey;
-	int ret;
+	struct ibv_mr *mr;
 
-	fx_need(mr, "an MR from lab1_reg_mr", 2);
-	ret = fx_res_mr_keys(3072, &rkey, &lkey);
-	ck_assert_msg(ret == 0 || ret == -EPERM,
-		      "expected 'rdma resource show mr' to list a 3072-byte MR of this process, "
-		      "it does not");
-	if (ret == -EPERM) {
-		/* Keys hidden from unprivileged users: the MR listed is ours, check it is the one returned. */
-		ck_assert_msg(
-			mr->pd == pd && mr->addr == buf && mr->length == 3072,
-			"expected the MR of the 3072 bytes at %p in the given PD, got %zu bytes at %p",
-			(void *)buf, mr->length, mr->addr);
-	} else {
-		ck_assert_msg(
-			mr->rkey == rkey && mr->lkey == lkey,
-			"expected rkey 0x%x lkey 0x%x (rdma resource), got rkey 0x%x lkey 0x%x",
-			rkey, lkey, mr->rkey, mr->lkey);
+	ck_assert(buf);
+	rl_say_int("buf", (long long)(uintptr_t)(buf + in->offset));
+	rl_say_int("pd", (long long)(uintptr_t)pd);
+	mr = lab1_reg_mr(pd, buf + in->offset, in->len);
+	rl_say_int("mr", mr != NULL);
+	if (!mr)
+		return;
+	rl_say_int("mr.addr", (long long)(uintptr_t)mr->addr);
+	rl_say_int("mr.length", (long long)mr->length);
+	rl_say_int("mr.pd", (long long)(uintptr_t)mr->pd);
+	rl_say_int("mr.rkey", mr->rkey);
+	rl_say_int("mr.lkey", mr->lkey);
+	rl_hold();
+}
+
+/* The kernel's MR of the act with the rkey it said; NULL (and a failure) when none. */
+static const struct rl_res *act_mr(struct rl_case *c, struct rl_res *all, int max)
+{
+	long long rkey = rl_said_int(c, "mr.rkey");
+	int n = fx_res(c, "mr", all, max);
+	const struct rl_res *r = n > 0 ? fx_res_with(all, n < max ? n : max, "rkey", rkey) : NULL;
+
+	/* The kernel shows keys only to CAP_NET_ADMIN: then the act's one MR is it. */
+	if (!r && n == 1 && !rl_res_get(&all[0], "rkey"))
+		r = &all[0];
+	if (n >= 0)
+		rl_expect(c, r != NULL,
+			  "expected the kernel to list an MR of rkey 0x%llx for the test's process "
+			  "(rdma res show mr), it lists %d others",
+			  rkey, n);
+	return r;
+}
+
+static void mr_is_the_part(struct rl_case *c)
+{
+	const struct mr_in *in = c->in;
+	struct rl_res all[MAX_RES], pd;
+	const struct rl_res *mr;
+	long long len;
+
+	if (!fx_made(c, "mr", "an MR from lab1_reg_mr", 2))
+		return;
+	if (!rl_expect(c, rl_said_int(c, "mr.addr") == rl_said_int(c, "buf"),
+		       "expected mr->addr %#llx, got %#llx", rl_said_int(c, "buf"),
+		       rl_said_int(c, "mr.addr")) ||
+	    !rl_expect(c, rl_said_int(c, "mr.length") == in->len,
+		       "expected mr->length %u, got %lld", in->len, rl_said_int(c, "mr.length")) ||
+	    !rl_expect(c, rl_said_int(c, "mr.pd") == rl_said_int(c, "pd"),
+		       "expected mr->pd to be the PD given, got another"))
+		return;
+	mr = act_mr(c, all, MAX_RES);
+	if (!mr || !only_one(c, "pd", &pd))
+		return;
+	len = fx_res_num(mr, "mrlen");
+	if (rl_expect(c, len == in->len,
+		      "expected the kernel's MR to be %u bytes (rdma res mrlen), got %lld", in->len,
+		      len))
+		rl_expect(c, fx_res_num(mr, "pdn") == fx_res_num(&pd, "pdn"),
+			  "expected the MR in the PD given (pdn %s in rdma res), got pdn %s",
+			  fx_res_str(&pd, "pdn"), fx_res_str(mr, "pdn"));
+}
+
+RL_GRADED(mr_covers_exactly_the_buffer_given, .step = 2, .points = 2, .setup = choose_part,
+	  .act = reg_part, .check = mr_is_the_part);
+
+static void keys_as_the_kernel_says(struct rl_case *c)
+{
+	const struct mr_in *in = c->in;
+	long long rkey, lkey;
+	struct rl_res mr;
+
+	if (!fx_made(c, "mr", "an MR from lab1_reg_mr", 2) || !only_one(c, "mr", &mr))
+		return;
+	rkey = rl_said_int(c, "mr.rkey");
+	lkey = rl_said_int(c, "mr.lkey");
+	if (!rl_res_get(&mr, "rkey")) /* the kernel shows keys only to CAP_NET_ADMIN */
+		rl_expect(
+			c, fx_res_num(&mr, "mrlen") == in->len,
+			"expected 'rdma resource show mr' to list a %u-byte MR of this process, it "
+			"lists one of %s",
+			in->len, fx_res_str(&mr, "mrlen"));
+	else
+		rl_expect(c, fx_res_num(&mr, "rkey") == rkey && fx_res_num(&mr, "lkey") == lkey,
+			  "expected rkey 0x%llx lkey 0x%llx (rdma resource), got rkey 0x%llx lkey "
+			  "0x%llx",
+			  fx_res_num(&mr, "rkey"), fx_res_num(&mr, "lkey"), rkey, lkey);
+}
+
+RL_GRADED(mr_keys_match_rdma_resource, .step = 2, .points = 1, .setup = choose_part,
+	  .act = reg_part, .check = keys_as_the_kernel_says);
+
+static void peer_writes(struct rl_case *c)
+{
+	fx_peer_start(&((struct mr_in *)c->in)->peer, FX_PEER_WRITE);
+}
+
+static void peer_sends(struct rl_case *c)
+{
+	fx_peer_start(&((struct mr_in *)c->in)->peer, FX_PEER_SEND);
+}
+
+static void peer_reads(struct rl_case *c)
+{
+	fx_peer_start(&((struct mr_in *)c->in)->peer, FX_PEER_READ);
+}
+
+/*
+ * The lab's MR over a buffer, linked to the peer: the peer is told that
+ * buffer (TARGET) or the fixture's, and the link's QP goes to RTS with
+ * plain verbs. RECV: a receive into the lab's MR is posted first. Then the
+ * peer does its part; the act says what arrived in the buffer, and holds.
+ */
+static void mr_for_the_peer(struct rl_case *c, bool target, bool recv)
+{
+	const struct mr_in *in = c->in;
+	struct fx_link l;
+	char *buf = calloc(1, FX_BUF_SIZE);
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+
+	ck_assert(buf);
+	fx_link_open(&l, &in->peer);
+	mr = lab1_reg_mr(l.pd, buf, FX_BUF_SIZE);
+	rl_say_int("mr", mr != NULL);
+	if (!mr)
+		return;
+	rl_say_int("mr.rkey", mr->rkey);
+	if (target)
+		fx_link_swap(&l, mr, buf, FX_BUF_SIZE);
+	else
+		fx_link_swap(&l, l.mr, l.buf, FX_BUF_SIZE);
+	fx_to_init(l.qp);
+	if (recv)
+		fx_post_recv(l.qp, mr, buf, FX_BUF_SIZE);
+	fx_to_rtr_dest(l.qp, &l.peer);
+	fx_to_rts(l.qp);
+	fx_link_ready(&l, true);
+	fx_link_wait(&l, 'D');
+	if (recv)
+		rl_say_int("recv.status",
+			   fx_poll(l.cq, &wc, FX_WC_TIMEOUT_MS) ? (int)wc.status : -1);
+	buf[FX_TEXT_MAX - 1] = '\0';
+	rl_say_str("buf", buf);
+	rl_hold();
+}
+
+static void mr_written_by_the_peer(struct rl_case *c)
+{
+	mr_for_the_peer(c, true, false);
+}
+
+static void peer_wrote_into_it(struct rl_case *c)
+{
+	struct fx_peer_log log;
+	struct rl_res all[MAX_RES];
+	const char *buf;
+
+	if (!fx_made(c, "mr", "an MR from lab1_reg_mr", 2)) {
+		fx_peer_stop();
+		return;
 	}
-	free(buf);
-}
-END_TEST
-
-RL_TEST(mr_lets_the_peer_rdma_write_into_it, .step = 2, .points = 2)
-{
-	struct fx_pair p;
-	char *buf = calloc(1, FX_BUF_SIZE);
-	struct ibv_mr *mr;
-	struct ibv_wc wc;
-
-	fx_pair_open(&p);
-	mr = lab1_reg_mr(p.pd, buf, FX_BUF_SIZE);
-	fx_need(mr, "an MR from lab1_reg_mr", 2);
-	strcpy(p.buf[0], "written from the peer");
-	fx_post_rdma(&p, 0, IBV_WR_RDMA_WRITE, 22, (uintptr_t)buf, mr->rkey);
-	fx_wait(p.cq[0], &wc);
-	ck_assert_msg(wc.status == IBV_WC_SUCCESS,
+	if (!fx_peer_finish(c, &log))
+		return;
+	buf = rl_said_str(c, "buf");
+	if (rl_expect(c, log.write_status == IBV_WC_SUCCESS,
 		      "expected the peer's RDMA write to succeed, got \"%s\" (is "
-		      "IBV_ACCESS_REMOTE_WRITE granted?)",
-		      ibv_wc_status_str(wc.status));
-	ck_assert_msg(strcmp(buf, "written from the peer") == 0,
-		      "expected \"written from the peer\" in the buffer, got \"%.22s\"", buf);
-	ibv_dereg_mr(mr);
-	fx_pair_close(&p);
-	free(buf);
+		      "IBV_ACCESS_REMOTE_WRITE granted?)%s%s",
+		      fx_status_str(log.write_status), log.error[0] ? "; the peer: " : "",
+		      log.error) &&
+	    rl_expect(c, strcmp(buf, log.sent) == 0,
+		      "expected \"%s\" (the peer's) in the buffer, got \"%.64s\"", log.sent, buf))
+		act_mr(c, all, MAX_RES);
 }
-END_TEST
 
-RL_TEST(mr_takes_a_send_into_a_posted_receive, .step = 2, .points = 1)
+RL_GRADED(mr_lets_the_peer_rdma_write_into_it, .step = 2, .points = 2, .setup = peer_writes,
+	  .act = mr_written_by_the_peer, .check = peer_wrote_into_it);
+
+static void mr_receives_from_the_peer(struct rl_case *c)
 {
-	struct fx_pair p;
-	char *buf = calloc(1, FX_BUF_SIZE);
-	struct ibv_mr *mr;
-	struct ibv_wc wc;
-
-	fx_pair_open(&p);
-	mr = lab1_reg_mr(p.pd, buf, FX_BUF_SIZE);
-	fx_need(mr, "an MR from lab1_reg_mr", 2);
-	fx_post_recv(&p, 1, mr, buf, FX_BUF_SIZE);
-	strcpy(p.buf[0], "sent to you");
-	fx_post_send(&p, 0, 12);
-	fx_wait(p.cq[1], &wc);
-	ck_assert_msg(wc.status == IBV_WC_SUCCESS,
-		      "expected the receive into the MR to succeed, got \"%s\" (is "
-		      "IBV_ACCESS_LOCAL_WRITE granted?)",
-		      ibv_wc_status_str(wc.status));
-	ck_assert_msg(strcmp(buf, "sent to you") == 0, "expected \"sent to you\", got \"%.12s\"",
-		      buf);
-	ibv_dereg_mr(mr);
-	fx_pair_close(&p);
-	free(buf);
+	mr_for_the_peer(c, false, true);
 }
-END_TEST
 
-RL_TEST(mr_does_not_let_the_peer_rdma_read_it, .step = 2, .points = 1)
+static void peer_sent_into_it(struct rl_case *c)
 {
-	struct fx_pair p;
-	char *buf = calloc(1, FX_BUF_SIZE);
-	struct ibv_mr *mr;
-	struct ibv_wc wc;
+	struct fx_peer_log log;
+	long long status;
+	const char *buf;
 
-	fx_pair_open(&p);
-	mr = lab1_reg_mr(p.pd, buf, FX_BUF_SIZE);
-	fx_need(mr, "an MR from lab1_reg_mr", 2);
-	fx_post_rdma(&p, 0, IBV_WR_RDMA_READ, 64, (uintptr_t)buf, mr->rkey);
-	fx_wait(p.cq[0], &wc);
-	ck_assert_msg(wc.status == IBV_WC_REM_ACCESS_ERR,
-		      "expected the peer's RDMA read to fail with \"%s\" (the lab only needs "
-		      "remote write), got \"%s\"",
-		      ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR), ibv_wc_status_str(wc.status));
-	ibv_dereg_mr(mr);
-	fx_pair_close(&p);
-	free(buf);
+	if (!fx_made(c, "mr", "an MR from lab1_reg_mr", 2)) {
+		fx_peer_stop();
+		return;
+	}
+	if (!fx_peer_finish(c, &log))
+		return;
+	status = rl_said_int(c, "recv.status");
+	buf = rl_said_str(c, "buf");
+	if (!rl_expect(c, log.send_status == IBV_WC_SUCCESS,
+		       "expected the receive into the MR to succeed, got \"%s\" at the peer (is "
+		       "IBV_ACCESS_LOCAL_WRITE granted?)%s%s",
+		       fx_status_str(log.send_status), log.error[0] ? "; the peer: " : "",
+		       log.error) ||
+	    !rl_expect(c, status == IBV_WC_SUCCESS,
+		       "expected the receive into the MR to succeed, got \"%s\" (is "
+		       "IBV_ACCESS_LOCAL_WRITE granted?)",
+		       fx_status_str(status)))
+		return;
+	rl_expect(c, strcmp(buf, log.sent) == 0, "expected \"%s\" (the peer's), got \"%.64s\"",
+		  log.sent, buf);
 }
-END_TEST
+
+RL_GRADED(mr_takes_a_send_into_a_posted_receive, .step = 2, .points = 1, .setup = peer_sends,
+	  .act = mr_receives_from_the_peer, .check = peer_sent_into_it);
+
+static void mr_read_by_the_peer(struct rl_case *c)
+{
+	mr_for_the_peer(c, true, false);
+}
+
+static void peer_could_not_read_it(struct rl_case *c)
+{
+	struct fx_peer_log log;
+	struct rl_res all[MAX_RES];
+
+	if (!fx_made(c, "mr", "an MR from lab1_reg_mr", 2)) {
+		fx_peer_stop();
+		return;
+	}
+	if (!fx_peer_finish(c, &log))
+		return;
+	/* Refused by that MR, not for an rkey that names nothing: the kernel lists it. */
+	if (act_mr(c, all, MAX_RES))
+		rl_expect(c, log.read_status == IBV_WC_REM_ACCESS_ERR,
+			  "expected the peer's RDMA read to fail with \"%s\" (the lab only needs "
+			  "remote write), got \"%s\"%s%s",
+			  ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR), fx_status_str(log.read_status),
+			  log.error[0] ? "; the peer: " : "", log.error);
+}
+
+RL_GRADED(mr_does_not_let_the_peer_rdma_read_it, .step = 2, .points = 1, .setup = peer_reads,
+	  .act = mr_read_by_the_peer, .check = peer_could_not_read_it);
 
 /* Step 3 */
 
-RL_TEST(cq_holds_at_least_the_entries_asked_for, .step = 3, .points = 2)
+struct cq_in {
+	int depth;
+};
+
+static void choose_depth(struct rl_case *c)
 {
-	struct ibv_context *ctx = fx_open();
-	struct ibv_cq *cq = lab1_create_cq(ctx, 100);
-
-	fx_need(cq, "a CQ from lab1_create_cq", 3);
-	ck_assert_msg(cq->cqe >= 100, "expected cq->cqe >= 100, got %d", cq->cqe);
-	ck_assert_msg(cq->context == ctx, "expected the CQ on the context given, got another");
-	ck_assert_int_eq(ibv_destroy_cq(cq), 0);
-	ibv_close_device(ctx);
+	((struct cq_in *)c->in)->depth = (int)fx_random_between(20, 500);
 }
-END_TEST
 
-RL_TEST(cq_deeper_than_the_device_allows_is_refused, .step = 3, .points = 1)
+/* The lab's CQ of IN's depth, beside a PD of the fixture's on the same context. */
+static void create_cq(struct rl_case *c)
+{
+	const struct cq_in *in = c->in;
+	struct ibv_context *ctx = fx_open();
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+
+	fx_pd(ctx);
+	rl_say_int("ctx", (long long)(uintptr_t)ctx);
+	cq = lab1_create_cq(ctx, in->depth);
+	rl_say_int("cq", cq != NULL);
+	if (!cq)
+		return;
+	rl_say_int("cq.context", (long long)(uintptr_t)cq->context);
+	rl_say_int("polled", ibv_poll_cq(cq, 1, &wc));
+	rl_hold();
+}
+
+/* The kernel's one CQ of the act, at least IN's depth deep, into CQ. */
+static bool deep_enough(struct rl_case *c, struct rl_res *cq)
+{
+	const struct cq_in *in = c->in;
+
+	if (!only_one(c, "cq", cq))
+		return false;
+	return rl_expect(c, fx_res_num(cq, "cqe") >= in->depth,
+			 "expected cq->cqe >= %d (rdma res show cq), got %s", in->depth,
+			 fx_res_str(cq, "cqe"));
+}
+
+static void cq_is_deep_enough(struct rl_case *c)
+{
+	struct rl_res cq, pd;
+
+	if (!fx_made(c, "cq", "a CQ from lab1_create_cq", 3) || !deep_enough(c, &cq) ||
+	    !only_one(c, "pd", &pd))
+		return;
+	rl_expect(c,
+		  rl_said_int(c, "cq.context") == rl_said_int(c, "ctx") &&
+			  strcmp(fx_res_str(&cq, "ctxn"), fx_res_str(&pd, "ctxn")) == 0,
+		  "expected the CQ on the context given, got another");
+}
+
+RL_GRADED(cq_holds_at_least_the_entries_asked_for, .step = 3, .points = 2, .setup = choose_depth,
+	  .act = create_cq, .check = cq_is_deep_enough);
+
+/* A CQ of 4 entries from the lab's code, then one an entry deeper than the device allows. */
+static void create_too_deep(struct rl_case *c)
 {
 	struct ibv_context *ctx = fx_open();
 	struct ibv_device_attr attr;
 	struct ibv_cq *cq = lab1_create_cq(ctx, 4);
 
-	fx_need(cq, "a CQ of 4 entries from lab1_create_cq", 3);
-	ibv_destroy_cq(cq);
+	(void)c;
+	rl_say_int("cq", cq != NULL);
+	if (!cq)
+		return;
 	ck_assert_int_eq(ibv_query_device(ctx, &attr), 0);
-	cq = lab1_create_cq(ctx, attr.max_cqe + 1);
-	ck_assert_msg(!cq, "expected NULL for %d entries (max_cqe is %d), got a CQ",
-		      attr.max_cqe + 1, attr.max_cqe);
-	ibv_close_device(ctx);
+	rl_say_int("deep", lab1_create_cq(ctx, attr.max_cqe + 1) != NULL);
+	rl_hold();
 }
-END_TEST
 
-RL_TEST(cq_is_empty_when_created, .step = 3, .points = 1)
+static void only_the_small_cq(struct rl_case *c)
 {
-	struct ibv_context *ctx = fx_open();
-	struct ibv_cq *cq = lab1_create_cq(ctx, 8);
-	struct ibv_wc wc;
-	int n;
+	int max_cqe = fx_device().max_cqe;
+	struct rl_res cq;
 
-	fx_need(cq, "a CQ from lab1_create_cq", 3);
-	n = ibv_poll_cq(cq, 1, &wc);
-	ck_assert_msg(n == 0, "expected ibv_poll_cq to find 0 completions, got %d", n);
-	ibv_destroy_cq(cq);
-	ibv_close_device(ctx);
+	if (!fx_made(c, "cq", "a CQ of 4 entries from lab1_create_cq", 3) ||
+	    !rl_expect(c, !rl_said_int(c, "deep"),
+		       "expected NULL for %d entries (max_cqe is %d), got a CQ", max_cqe + 1,
+		       max_cqe))
+		return;
+	/* The kernel agrees: the act holds the small CQ, and nothing deeper. */
+	if (only_one(c, "cq", &cq))
+		rl_expect(c, fx_res_num(&cq, "cqe") >= 4 && fx_res_num(&cq, "cqe") <= max_cqe,
+			  "expected the CQ of 4 entries in 'rdma res show cq', got one of %s",
+			  fx_res_str(&cq, "cqe"));
 }
-END_TEST
+
+RL_GRADED(cq_deeper_than_the_device_allows_is_refused, .step = 3, .points = 1,
+	  .act = create_too_deep, .check = only_the_small_cq);
+
+static void choose_small_depth(struct rl_case *c)
+{
+	((struct cq_in *)c->in)->depth = (int)fx_random_between(8, 64);
+}
+
+static void cq_is_empty(struct rl_case *c)
+{
+	struct rl_res cq;
+	long long n;
+
+	if (!fx_made(c, "cq", "a CQ from lab1_create_cq", 3))
+		return;
+	n = rl_said_int(c, "polled");
+	if (rl_expect(c, n == 0, "expected ibv_poll_cq to find 0 completions, got %lld", n))
+		deep_enough(c, &cq);
+}
+
+RL_GRADED(cq_is_empty_when_created, .step = 3, .points = 1, .setup = choose_small_depth,
+	  .act = create_cq, .check = cq_is_empty);
 
 /* Step 4 */
 
-/* A QP made by the lab's code, and the objects it was made with. */
-static struct ibv_qp *create_qp(struct ibv_pd **pd, struct ibv_cq **cq)
+struct qp_in {
+	int depth;
+};
+
+static void choose_qp_depth(struct rl_case *c)
 {
+	((struct qp_in *)c->in)->depth = (int)fx_random_between(2, 64);
+}
+
+/*
+ * A QP from the lab's code, in a PD and on a CQ of the fixture's; a second
+ * CQ, of another size, is there for the QP not to use.
+ */
+static void create_qp(struct rl_case *c)
+{
+	const struct qp_in *in = c->in;
 	struct ibv_context *ctx = fx_open();
+	struct ibv_pd *pd = fx_pd(ctx);
+	struct ibv_cq *cq = fx_cq(ctx), *other = ibv_create_cq(ctx, 100, NULL, NULL, 0);
 	struct ibv_qp *qp;
 
-	*pd = fx_pd(ctx);
-	*cq = fx_cq(ctx);
-	qp = lab1_create_qp(*pd, *cq, 8);
-	fx_need(qp, "a QP from lab1_create_qp", 4);
-	return qp;
+	ck_assert_msg(other, "fixture: ibv_create_cq failed: %s", strerror(errno));
+	rl_say_int("pd", (long long)(uintptr_t)pd);
+	rl_say_int("cq", (long long)(uintptr_t)cq);
+	rl_say_int("cq.cqe", cq->cqe);
+	rl_say_int("other.cqe", other->cqe);
+	qp = lab1_create_qp(pd, cq, in->depth);
+	rl_say_int("qp", qp != NULL);
+	if (!qp)
+		return;
+	rl_say_int("qpn", qp->qp_num);
+	rl_say_int("qp.type", qp->qp_type);
+	rl_say_int("qp.pd", (long long)(uintptr_t)qp->pd);
+	rl_say_int("qp.send_cq", (long long)(uintptr_t)qp->send_cq);
+	rl_say_int("qp.recv_cq", (long long)(uintptr_t)qp->recv_cq);
+	fx_say_qp("qp", qp);
+	rl_hold();
 }
 
-RL_TEST(qp_is_reliable_connected_and_starts_in_reset, .step = 4, .points = 2)
+static void reliable_in_reset(struct rl_case *c)
 {
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp = create_qp(&pd, &cq);
-	enum ibv_qp_state state = fx_state(qp);
+	struct rl_res all[MAX_RES];
+	const struct rl_res *qp;
+	long long type;
 
-	ck_assert_msg(qp->qp_type == IBV_QPT_RC, "expected qp_type IBV_QPT_RC (%d), got %d",
-		      IBV_QPT_RC, qp->qp_type);
-	ck_assert_msg(state == IBV_QPS_RESET, "expected state RESET (ibv_query_qp), got %s",
-		      fx_state_str(state));
+	if (!fx_made(c, "qp", "a QP from lab1_create_qp", 4))
+		return;
+	type = rl_said_int(c, "qp.type");
+	if (!rl_expect(c, type == IBV_QPT_RC, "expected qp_type IBV_QPT_RC (%d), got %lld",
+		       IBV_QPT_RC, type))
+		return;
+	qp = fx_act_qp(c, "qpn", all, MAX_RES);
+	if (qp && rl_expect(c, strcmp(fx_res_str(qp, "type"), "RC") == 0,
+			    "expected type RC (rdma res show qp), got %s", fx_res_str(qp, "type")))
+		rl_expect(c, strcmp(fx_res_str(qp, "state"), "RESET") == 0,
+			  "expected state RESET (rdma res show qp), got %s",
+			  fx_res_str(qp, "state"));
 }
-END_TEST
 
-RL_TEST(qp_holds_the_work_requests_asked_for_each_way, .step = 4, .points = 1)
+RL_GRADED(qp_is_reliable_connected_and_starts_in_reset, .step = 4, .points = 2,
+	  .setup = choose_qp_depth, .act = create_qp, .check = reliable_in_reset);
+
+static void holds_the_work_requests(struct rl_case *c)
 {
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp = create_qp(&pd, &cq);
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr attr;
+	const struct qp_in *in = c->in;
+	struct rl_res all[MAX_RES];
+	long long send, recv;
 
-	fx_query(qp, &attr, &init);
-	ck_assert_msg(init.cap.max_send_wr >= 8 && init.cap.max_recv_wr >= 8,
-		      "expected at least 8 send and 8 receive work requests (ibv_query_qp), got %u "
-		      "and %u",
-		      init.cap.max_send_wr, init.cap.max_recv_wr);
-	ck_assert_msg(init.cap.max_send_sge >= 1 && init.cap.max_recv_sge >= 1,
-		      "expected at least 1 SGE each way, got %u and %u", init.cap.max_send_sge,
-		      init.cap.max_recv_sge);
+	if (!fx_made(c, "qp", "a QP from lab1_create_qp", 4) || !fx_act_qp(c, "qpn", all, MAX_RES))
+		return;
+	send = rl_said_int(c, "qp.max_send_wr");
+	recv = rl_said_int(c, "qp.max_recv_wr");
+	if (rl_expect(c, send >= in->depth && recv >= in->depth,
+		      "expected at least %d send and %d receive work requests (ibv_query_qp), got "
+		      "%lld and %lld",
+		      in->depth, in->depth, send, recv))
+		rl_expect(c,
+			  rl_said_int(c, "qp.max_send_sge") >= 1 &&
+				  rl_said_int(c, "qp.max_recv_sge") >= 1,
+			  "expected at least 1 SGE each way, got %lld and %lld",
+			  rl_said_int(c, "qp.max_send_sge"), rl_said_int(c, "qp.max_recv_sge"));
 }
-END_TEST
 
-RL_TEST(qp_completes_on_the_given_cq_in_the_given_pd, .step = 4, .points = 1)
+RL_GRADED(qp_holds_the_work_requests_asked_for_each_way, .step = 4, .points = 1,
+	  .setup = choose_qp_depth, .act = create_qp, .check = holds_the_work_requests);
+
+static void on_the_given_cq_and_pd(struct rl_case *c)
 {
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp = create_qp(&pd, &cq);
+	struct rl_res all[MAX_RES], cqs[MAX_RES], pd;
+	const struct rl_res *qp, *cq, *other;
+	int n;
 
-	ck_assert_msg(qp->send_cq == cq, "expected send_cq to be the CQ given, got another");
-	ck_assert_msg(qp->recv_cq == cq, "expected recv_cq to be the CQ given, got another");
-	ck_assert_msg(qp->pd == pd, "expected the QP in the PD given, got another");
+	if (!fx_made(c, "qp", "a QP from lab1_create_qp", 4) ||
+	    !rl_expect(c, rl_said_int(c, "qp.send_cq") == rl_said_int(c, "cq"),
+		       "expected send_cq to be the CQ given, got another") ||
+	    !rl_expect(c, rl_said_int(c, "qp.recv_cq") == rl_said_int(c, "cq"),
+		       "expected recv_cq to be the CQ given, got another") ||
+	    !rl_expect(c, rl_said_int(c, "qp.pd") == rl_said_int(c, "pd"),
+		       "expected the QP in the PD given, got another"))
+		return;
+	qp = fx_act_qp(c, "qpn", all, MAX_RES);
+	n = fx_res(c, "cq", cqs, MAX_RES);
+	if (!qp || n < 0 || !only_one(c, "pd", &pd))
+		return;
+	/* A CQ's users, in the kernel: one for each queue of a QP that completes on it. */
+	cq = fx_res_with(cqs, n, "cqe", (unsigned long long)rl_said_int(c, "cq.cqe"));
+	other = fx_res_with(cqs, n, "cqe", (unsigned long long)rl_said_int(c, "other.cqe"));
+	if (rl_expect(
+		    c,
+		    cq && other && fx_res_num(cq, "users") == 2 && fx_res_num(other, "users") == 0,
+		    "expected the CQ given to complete the QP's sends and receives (users 2 in rdma "
+		    "res show cq) and the other CQ nothing, got users %s and %s",
+		    fx_res_str(cq, "users"), fx_res_str(other, "users")))
+		rl_expect(c, fx_res_num(qp, "pdn") == fx_res_num(&pd, "pdn"),
+			  "expected the QP in the PD given (pdn %s in rdma res), got pdn %s",
+			  fx_res_str(&pd, "pdn"), fx_res_str(qp, "pdn"));
 }
-END_TEST
+
+RL_GRADED(qp_completes_on_the_given_cq_in_the_given_pd, .step = 4, .points = 1,
+	  .setup = choose_qp_depth, .act = create_qp, .check = on_the_given_cq_and_pd);
