@@ -9,6 +9,12 @@
  * needs none of them; a submission that wants to run bytes it made, or to
  * reach into the process that grades it, does.
  *
+ * It also drops every capability, from the bounding set too: code run as
+ * root (make check as root, in a guest) could otherwise read a parent that
+ * is not dumpable through /proc (CAP_SYS_PTRACE) or write files it does
+ * not own (CAP_DAC_OVERRIDE). Verbs need none: locked memory comes from
+ * RLIMIT_MEMLOCK.
+ *
  * What loads code later is made to load it now: the verbs providers
  * (ibv_get_device_list), OpenSSL's SHA-256, the resolver's NSS modules
  * (getaddrinfo) and libgcc_s (backtrace, for crash reports).
@@ -24,7 +30,9 @@
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <linux/capability.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include "rdmalab.h"
 
@@ -49,6 +57,21 @@ static void rl_lockdown_warm(void)
 	if (getaddrinfo("localhost", NULL, NULL, &ai) == 0)
 		freeaddrinfo(ai);
 	backtrace(pc, 1);
+}
+
+/* Drops every capability this process has or could get back. */
+static int rl_drop_capabilities(void)
+{
+	struct __user_cap_header_struct head = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+	int cap;
+
+	for (cap = 0; cap <= CAP_LAST_CAP; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL && errno != EPERM)
+			return rl_fail("prctl", errno, "PR_CAPBSET_DROP %d", cap);
+	if (syscall(SYS_capset, &head, data))
+		return rl_fail("capset", errno, "dropping every capability");
+	return 0;
 }
 
 #ifdef RL_AUDIT_ARCH
@@ -89,6 +112,8 @@ int rl_lockdown(void)
 	struct sock_fprog prog = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };
 
 	rl_lockdown_warm();
+	if (rl_drop_capabilities())
+		return -EPERM;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return rl_fail("prctl", errno, "PR_SET_NO_NEW_PRIVS");
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))

@@ -260,3 +260,29 @@ static void reads_rdma_res(struct rl_case *c)
 }
 
 RL_GRADED(reads_what_the_kernel_says, .step = 8, .points = 1, .check = reads_rdma_res);
+
+/* The act holds no capability, even when the tests run as root. */
+static void says_its_capabilities(struct rl_case *c)
+{
+	char line[256], eff[64] = "?";
+	FILE *f = fopen("/proc/self/status", "r");
+
+	(void)c;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %63s", eff) == 1)
+			break;
+	if (f)
+		fclose(f);
+	rl_say_str("CapEff", eff);
+}
+
+static void wants_none(struct rl_case *c)
+{
+	const char *eff = rl_said_str(c, "CapEff");
+
+	rl_expect(c, strspn(eff, "0") == strlen(eff) && eff[0],
+		  "expected no capability in the act, got CapEff %s", eff);
+}
+
+RL_GRADED(holds_no_capability, .step = 8, .points = 1, .act = says_its_capabilities,
+	  .check = wants_none);
