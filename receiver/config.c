@@ -73,7 +73,9 @@ void rcv_usage(FILE *f, const char *prog)
 		"SIZE takes K, M, G, T (binary units). Test-only fault knobs, for grader tests:\n"
 		"  --fault-bad-hash      always answer RESULT bad\n"
 		"  --fault-delay STEP:MS hold the reply at STEP (3 WINDOW, 5 RESULT, 7 KEY) MS ms (once)\n"
-		"  --fault-drop STEP     disconnect a sender as soon as it reaches STEP (1 to 7)\n"
+		"  --fault-drop STEP     disconnect a sender as soon as it reaches STEP (1 to 7);\n"
+		"                        STEP:STEP:...: the Nth sender at the Nth STEP, later\n"
+		"                        ones at the last\n"
 		"  --fault-window SIZE   grant windows of SIZE bytes (1 and up)\n");
 }
 
@@ -189,6 +191,33 @@ bad:
 	return -EINVAL;
 }
 
+/* "STEP[:STEP...]" for --fault-drop: each from 1 to 7, at most RCV_MAX_DROPS of them. */
+static int rcv_parse_drops(const char *prog, const char *v, struct rcv_faults *f)
+{
+	const char *s = v;
+	char step[8];
+	size_t len;
+
+	f->drop_steps = 0;
+	do {
+		len = strcspn(s, ":");
+		if (f->drop_steps == RCV_MAX_DROPS || len == 0 || len >= sizeof(step))
+			goto bad;
+		memcpy(step, s, len);
+		step[len] = '\0';
+		if (rcv_parse_int(step, 1, 7, &f->drop_step[f->drop_steps++]))
+			goto bad;
+		s += len;
+	} while (*s++ == ':');
+	return 0;
+bad:
+	f->drop_steps = 0;
+	rl_err("%s: --fault-drop takes a step from 1 to 7, or up to %d of them as STEP:STEP:..., "
+	       "not '%s'",
+	       prog, RCV_MAX_DROPS, v);
+	return -EINVAL;
+}
+
 /* Store option ID with its values V into CFG. */
 static int rcv_set_opt(struct rcv_config *cfg, const char *prog, enum rcv_opt_id id,
 		       const char *const *v)
@@ -240,10 +269,7 @@ static int rcv_set_opt(struct rcv_config *cfg, const char *prog, enum rcv_opt_id
 		       prog, v[0]);
 		return -EINVAL;
 	case OPT_FAULT_DROP:
-		if (!rcv_parse_int(v[0], 1, 7, &f->drop_step))
-			return 0;
-		rl_err("%s: --fault-drop takes a step from 1 to 7, not '%s'", prog, v[0]);
-		return -EINVAL;
+		return rcv_parse_drops(prog, v[0], f);
 	case OPT_FAULT_WINDOW:
 		return rcv_size_opt(prog, "fault-window", v[0], 1, GiB, &f->window);
 	}

@@ -221,7 +221,7 @@ static bool rcv_reach_step(struct rcv_conn *conn, int step)
 	rcv_touch(conn);
 	rl_info("conn %lu %s: step %d (%s)", conn->no, conn->result.peer, step,
 		rcv_step_name(step));
-	if (conn->srv->cfg->faults.drop_step != step)
+	if (conn->drop_step != step)
 		return true;
 	snprintf(why, sizeof(why), "fault-drop: dropped at step %d (test-only knob)", step);
 	rcv_conn_end(conn, why);
@@ -416,7 +416,7 @@ static void rcv_on_student_id(struct rcv_conn *conn, const struct rl_msg_student
 			 m->id);
 		return;
 	}
-	if (srv->cfg->faults.drop_step == 7) {
+	if (conn->drop_step == 7) {
 		rcv_conn_end(conn, "fault-drop: dropped at step 7 (test-only knob)");
 		return;
 	}
@@ -727,6 +727,16 @@ static int rcv_conn_setup(struct rcv_conn *conn, struct rdma_cm_id *id)
 	return 0;
 }
 
+/* The step --fault-drop drops sender number NO (from 1) at: its own STEP, else the last; 0: none. */
+static int rcv_drop_step(const struct rcv_faults *f, unsigned long no)
+{
+	unsigned long last = (unsigned long)f->drop_steps;
+
+	if (last == 0)
+		return 0;
+	return f->drop_step[(no < last ? no : last) - 1];
+}
+
 /*
  * A sender asks to connect on ID: give it its own resources and accept.
  * On failure everything is undone except ID, which the caller rejects.
@@ -752,6 +762,7 @@ struct rcv_conn *rcv_conn_accept(struct rcv_server *srv, struct rdma_cm_id *id)
 		.result = { .hash_ok = -1, .self_study = srv->cfg->self_study },
 	};
 	rcv_peer_name(id, conn->result.peer, sizeof(conn->result.peer));
+	conn->drop_step = rcv_drop_step(&srv->cfg->faults, conn->no);
 	if (rcv_conn_setup(conn, id))
 		goto clean_conn;
 	id->context = conn;

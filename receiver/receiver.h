@@ -15,11 +15,15 @@
 /* Types */
 
 /* Test-only fault knobs for the grader's tests; all off by default. */
+#define RCV_MAX_DROPS 8 /* steps --fault-drop takes, one per sender in turn */
 struct rcv_faults {
-	bool bad_hash;   /* --fault-bad-hash: always answer RESULT bad */
-	int delay_step;  /* --fault-delay STEP:MS: hold the reply at STEP (3, 5 or 7) */
-	int delay_ms;    /*   ... for this long */
-	int drop_step;   /* --fault-drop STEP: disconnect when a sender reaches STEP */
+	bool bad_hash;  /* --fault-bad-hash: always answer RESULT bad */
+	int delay_step; /* --fault-delay STEP:MS: hold the reply at STEP (3, 5 or 7) */
+	int delay_ms;   /*   ... for this long */
+	int drop_step[RCV_MAX_DROPS]; /* --fault-drop STEP[:STEP...]: the Nth sender to connect is
+				       * disconnected when it reaches the Nth STEP, later ones at
+				       * the last STEP */
+	int drop_steps;               /* how many STEPs were given; 0: off */
 	uint64_t window; /* --fault-window SIZE: grant windows of SIZE bytes (0: off) */
 };
 
@@ -111,6 +115,7 @@ struct rcv_conn {
 	struct rcv_conn *next;
 	struct rcv_server *srv;
 	unsigned long no; /* for log lines: "conn 3" */
+	int drop_step;    /* --fault-drop: the step this sender is dropped at; 0: none */
 	struct rdma_cm_id *id;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;

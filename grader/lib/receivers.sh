@@ -1,5 +1,5 @@
 # receivers.sh: the reference receivers a lab's tests talk to (.receiver in
-# tests/harness.h; for now Lab 3's end-to-end tests), run by the grader.
+# tests/harness.h; Lab 3's, one per test), run by the grader.
 # A part of grader/rdmalab-grade, which sources it: it uses that script's
 # settings and globals, and defines functions (and, where it says so, state).
 #

@@ -149,16 +149,23 @@ int main(int argc, char **argv)
 	if (lab3_open_file(&f, o.file))
 		return EXIT_FAILURE;
 	f.progress = isatty(STDERR_FILENO) && f.size > LAB3_PROGRESS_MIN;
-	if (lab3_hash_file(&f))
-		goto clean_file;
-	lab3_sha256_hex(f.sha256, hex);
-	printf("file: %s: %llu bytes, SHA-256 %s\n", f.path, (unsigned long long)f.size, hex);
-
 	if (lab3_connect(&c, o.server, o.port, o.timeout_ms))
 		goto clean_file;
 	printf("connected to %s:%u\n", o.server, o.port);
+	/*
+	 * The device is open. From here on your steps run, locked down as in
+	 * the tests (framework/lockdown.c: no executable memory, no exec).
+	 */
+	if (rl_lockdown())
+		goto clean_conn;
+	if (lab3_hash_file(&f))
+		goto clean_conn;
+	lab3_sha256_hex(f.sha256, hex);
+	printf("file: %s: %llu bytes, SHA-256 %s\n", f.path, (unsigned long long)f.size, hex);
 	if (lab3_run(&c, &f, o.id) == 0)
 		ret = EXIT_SUCCESS;
+
+clean_conn:
 	/* The file's MR before the connection: the PD cannot go while an MR is in it. */
 	lab3_close_file(&f);
 	lab3_disconnect(&c);

@@ -2,31 +2,29 @@
  * e2e.h: Lab 3 end to end. The lab3 program, the kit's main.c with the
  * student's files, sends a fresh file of random bytes as a fresh student ID
  * to the reference receiver its test declares (.receiver in
- * tests/harness.h), and the test checks how the run ended: the key the
- * receiver gave, a clear failure, never a hang.
+ * tests/harness.h), and the check judges how the run ended: the key the
+ * receiver gave, a clear failure, never a hang. A test of a whole program
+ * has no act: its check runs the program, with the test's time limit.
  *
  * Under the grader (RDMALAB_RECEIVERS names its table) the receiver is one
  * the grader started, as root, with a fresh secret the test cannot read;
- * the test checks the key the sender printed against the SHA-256 of the
- * key the receiver logged. Elsewhere (make check) the test starts the
- * receiver itself and checks the key the same way.
+ * the check compares the SHA-256 of the key the sender printed with the
+ * key_sha256 the receiver logged. Elsewhere (make check) the test starts
+ * the receiver itself and checks the key the same way.
  */
 #ifndef RDMALAB_LAB3_E2E_H
 #define RDMALAB_LAB3_E2E_H
 
 #include <stdint.h>
 
-/* How a run must end. */
-enum e2e_expect {
-	E2E_KEY,     /* exit 0, the key of the student ID printed */
-	E2E_BAD,     /* non-zero, after reading the RESULT that says the hash is bad */
-	E2E_DROPPED, /* non-zero, after sending DONE, when the receiver drops the connection */
-};
+struct rl_case; /* tests/harness.h */
 
-/* Run the lab3 program on a file of SIZE random bytes; fails the test unless it ends as EXPECT. */
-void e2e_run(uint64_t size, enum e2e_expect expect);
+/* Setup: a file of SIZE random bytes, a fresh student ID, the test's receiver. */
+void e2e_setup(struct rl_case *c, uint64_t size);
 
-/* A random number from LO to LO + SPAN - 1. */
-uint64_t e2e_random(uint64_t lo, uint64_t span);
+/* Checks: run the lab3 program; it must end as each says. */
+void e2e_earns_the_key(struct rl_case *c);      /* exit 0, the key of the student ID printed */
+void e2e_reports_a_bad_hash(struct rl_case *c); /* non-zero, after reading the RESULT saying bad */
+void e2e_ends_when_dropped(struct rl_case *c);  /* non-zero, after sending DONE, when dropped */
 
 #endif

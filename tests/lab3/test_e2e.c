@@ -9,56 +9,58 @@
  * default): no step of a working sender takes a tenth of that here, even
  * under emulation, and a sender that never sends DONE learns so in 10 s.
  */
-#include "../harness.h"
+#include "reference.h"
 #include "e2e.h"
 
 #define MIB (1024 * 1024)
 
-RL_TEST(e2e_an_empty_file_earns_the_key, .step = 8, .points = 2, .limit = 30,
-	.receiver = "--idle-timeout 10s")
+static void an_empty_file(struct rl_case *c)
 {
-	e2e_run(0, E2E_KEY);
+	e2e_setup(c, 0);
 }
-END_TEST
 
-RL_TEST(e2e_a_small_odd_sized_file_earns_the_key, .step = 8, .points = 2, .limit = 30,
-	.receiver = "--idle-timeout 10s")
-{
-	e2e_run(2 * e2e_random(0, 5000) + 1, E2E_KEY);
-}
-END_TEST
+RL_GRADED(e2e_an_empty_file_earns_the_key, .step = 8, .points = 2, .limit = 30,
+	  .receiver = "--idle-timeout 10s", .setup = an_empty_file, .check = e2e_earns_the_key);
 
-RL_TEST(e2e_a_file_of_many_small_windows_earns_the_key, .step = 8, .points = 3, .limit = 30,
-	.receiver = "--idle-timeout 10s --fault-window 4096")
+static void a_small_odd_sized_file(struct rl_case *c)
 {
-	e2e_run(e2e_random(150000, 32768), E2E_KEY);
+	e2e_setup(c, 2 * ref_random(0, 5000) + 1);
 }
-END_TEST
 
-RL_TEST(e2e_a_large_file_earns_the_key, .step = 8, .points = 3, .limit = 30,
-	.receiver = "--idle-timeout 10s")
-{
-	e2e_run(e2e_random(16 * MIB, 32768), E2E_KEY);
-}
-END_TEST
+RL_GRADED(e2e_a_small_odd_sized_file_earns_the_key, .step = 8, .points = 2, .limit = 30,
+	  .receiver = "--idle-timeout 10s", .setup = a_small_odd_sized_file,
+	  .check = e2e_earns_the_key);
 
-RL_TEST(e2e_a_slow_receiver_is_waited_for, .step = 8, .points = 1, .limit = 30,
-	.receiver = "--idle-timeout 10s --fault-delay 5:1500")
+static void a_file_of_many_small_windows(struct rl_case *c)
 {
-	e2e_run(e2e_random(100000, 32768), E2E_KEY);
+	e2e_setup(c, ref_random(150000, 32768));
 }
-END_TEST
 
-RL_TEST(e2e_a_bad_hash_is_reported_without_a_key, .step = 8, .points = 2, .limit = 30,
-	.receiver = "--idle-timeout 10s --fault-bad-hash")
-{
-	e2e_run(e2e_random(100000, 32768), E2E_BAD);
-}
-END_TEST
+RL_GRADED(e2e_a_file_of_many_small_windows_earns_the_key, .step = 8, .points = 3, .limit = 30,
+	  .receiver = "--idle-timeout 10s --fault-window 4096",
+	  .setup = a_file_of_many_small_windows, .check = e2e_earns_the_key);
 
-RL_TEST(e2e_a_dropped_connection_ends_the_sender_cleanly, .step = 8, .points = 2, .limit = 30,
-	.receiver = "--idle-timeout 10s --fault-drop 4")
+static void a_large_file(struct rl_case *c)
 {
-	e2e_run(e2e_random(100000, 32768), E2E_DROPPED);
+	e2e_setup(c, ref_random(16 * MIB, 32768));
 }
-END_TEST
+
+RL_GRADED(e2e_a_large_file_earns_the_key, .step = 8, .points = 3, .limit = 30,
+	  .receiver = "--idle-timeout 10s", .setup = a_large_file, .check = e2e_earns_the_key);
+
+static void a_file_of_100_kb(struct rl_case *c)
+{
+	e2e_setup(c, ref_random(100000, 32768));
+}
+
+RL_GRADED(e2e_a_slow_receiver_is_waited_for, .step = 8, .points = 1, .limit = 30,
+	  .receiver = "--idle-timeout 10s --fault-delay 5:1500", .setup = a_file_of_100_kb,
+	  .check = e2e_earns_the_key);
+
+RL_GRADED(e2e_a_bad_hash_is_reported_without_a_key, .step = 8, .points = 2, .limit = 30,
+	  .receiver = "--idle-timeout 10s --fault-bad-hash", .setup = a_file_of_100_kb,
+	  .check = e2e_reports_a_bad_hash);
+
+RL_GRADED(e2e_a_dropped_connection_ends_the_sender_cleanly, .step = 8, .points = 2, .limit = 30,
+	  .receiver = "--idle-timeout 10s --fault-drop 4", .setup = a_file_of_100_kb,
+	  .check = e2e_ends_when_dropped);

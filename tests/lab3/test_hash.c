@@ -1,70 +1,128 @@
-/* test_hash.c: Lab 3 step 1: the file's SHA-256, checked against sha256sum. */
-#include <stdlib.h>
+/*
+ * test_hash.c: Lab 3 step 1: the file's SHA-256. Setup writes files of
+ * random bytes; the act hashes each with the lab's code and says the 32
+ * bytes; the check hashes the bytes setup wrote, itself, and compares.
+ */
 #include <string.h>
 #include <unistd.h>
 
-#include "../harness.h"
 #include "reference.h"
 
-/* Hash a fresh file of SIZE random bytes with the lab's code; compare with sha256sum. */
-static void expect_sha256sum(uint64_t size)
+/* Hash every file of the test with the lab's code; from its end when FROM_END. */
+static void hash_files(struct rl_case *c, bool from_end)
 {
-	char cmd[256], want[65] = "", got[65];
-	struct ref_file rfile;
-	FILE *p;
-	int ret;
+	const struct ref_in *in = ref_in(c);
+	struct lab3_file f;
+	char name[32];
+	int i, ret;
 
-	ref_make_file(&rfile, size);
-	snprintf(cmd, sizeof(cmd), "sha256sum '%s'", rfile.path);
-	p = popen(cmd, "r");
-	ck_assert_msg(p && fscanf(p, "%64s", want) == 1, "expected '%s' to print a hash", cmd);
-	pclose(p);
-	ret = lab3_hash_file(&rfile.f);
-	ck_assert_msg(ret == 0,
-		      "file of %llu bytes: expected lab3_hash_file to return 0, got %d (%s)",
-		      (unsigned long long)size, ret, strerror(-ret));
-	lab3_sha256_hex(rfile.f.sha256, got);
-	ck_assert_msg(strcmp(want, got) == 0, "file of %llu bytes: expected %s (sha256sum), got %s",
-		      (unsigned long long)size, want, got);
-	ref_drop_file(&rfile);
+	for (i = 0; i < in->nfiles; i++) {
+		ret = lab3_open_file(&f, in->file[i].path);
+		ck_assert_msg(ret == 0, "lab3_open_file(%s): %s", in->file[i].path, strerror(-ret));
+		/* Someone read the file before: the hash is still of all of it. */
+		if (from_end)
+			ck_assert_msg(lseek(f.fd, 0, SEEK_END) == (off_t)f.size,
+				      "the test could not seek to the end of %s", f.path);
+		ret = lab3_hash_file(&f);
+		snprintf(name, sizeof(name), "ret%d", i);
+		rl_say_int(name, ret);
+		snprintf(name, sizeof(name), "sha%d", i);
+		rl_say_bytes(name, f.sha256, sizeof(f.sha256));
+		lab3_close_file(&f);
+		if (ret)
+			break; /* the check stops at the first failure too */
+	}
 }
 
-RL_TEST(hash_of_an_empty_file_is_the_sha256_of_nothing, .step = 1, .points = 1)
+static void hash_from_the_start(struct rl_case *c)
 {
-	expect_sha256sum(0);
+	hash_files(c, false);
 }
-END_TEST
 
-RL_TEST(hash_of_small_and_odd_sized_files_matches_sha256sum, .step = 1, .points = 2)
+static void hash_from_the_end(struct rl_case *c)
 {
-	expect_sha256sum(1);
-	expect_sha256sum(4097);
-	expect_sha256sum(65535);
+	hash_files(c, true);
 }
-END_TEST
 
-RL_TEST(hash_of_a_file_read_in_many_pieces_matches_sha256sum, .step = 1, .points = 2)
+/* Each file's hash as the act said it is the SHA-256 of the bytes setup wrote (WHERE: of the offset). */
+static void expect_sha256sum(struct rl_case *c, const char *where)
 {
-	expect_sha256sum((3 << 20) + 12345);
-}
-END_TEST
+	const struct ref_in *in = ref_in(c);
+	char name[32], want[65], got[65];
+	unsigned long long size;
+	const void *sha;
+	long long ret;
+	size_t len;
+	int i;
 
-RL_TEST(hash_covers_the_whole_file_wherever_its_offset_is, .step = 1, .points = 1)
+	for (i = 0; i < in->nfiles && !rl_failed(c); i++) {
+		size = in->file[i].size;
+		snprintf(name, sizeof(name), "ret%d", i);
+		ret = rl_said_int(c, name);
+		if (!rl_expect(c, ret == 0,
+			       "file of %llu bytes%s: expected lab3_hash_file to return 0, got %lld "
+			       "(%s)",
+			       size, where, ret, strerror((int)-ret)))
+			break;
+		snprintf(name, sizeof(name), "sha%d", i);
+		sha = rl_said_bytes(c, name, &len);
+		ref_sha256_hex(i, want);
+		lab3_sha256_hex(len == 32 ? sha : (const uint8_t[32]){ 0 }, got);
+		rl_expect(c, strcmp(want, got) == 0,
+			  "file of %llu bytes%s: expected %s (sha256sum), got %s", size, where,
+			  want, got);
+	}
+	ref_cleanup();
+}
+
+static void agrees_with_sha256sum(struct rl_case *c)
 {
-	struct ref_file rfile;
-	char want[65], got[65];
-	int ret;
-
-	ref_make_file(&rfile, 100003);
-	/* Someone read the file before: the hash is still of all of it. */
-	ck_assert_int_eq(lseek(rfile.f.fd, 0, SEEK_END), 100003);
-	ret = lab3_hash_file(&rfile.f);
-	ck_assert_msg(ret == 0,
-		      "offset at the end: expected lab3_hash_file to return 0, got %d (%s)", ret,
-		      strerror(-ret));
-	lab3_sha256_hex(rfile.sha256, want);
-	lab3_sha256_hex(rfile.f.sha256, got);
-	ck_assert_msg(strcmp(want, got) == 0, "expected %s (all 100003 bytes), got %s", want, got);
-	ref_drop_file(&rfile);
+	expect_sha256sum(c, "");
 }
-END_TEST
+
+static void covers_the_whole_file(struct rl_case *c)
+{
+	expect_sha256sum(c, ", offset at the end");
+}
+
+static void an_empty_file(struct rl_case *c)
+{
+	static const uint64_t sizes[] = { 0 };
+
+	ref_setup(c, sizes, 1);
+}
+
+RL_GRADED(hash_of_an_empty_file_is_the_sha256_of_nothing, .step = 1, .points = 1,
+	  .setup = an_empty_file, .act = hash_from_the_start, .check = agrees_with_sha256sum);
+
+static void small_and_odd_sized_files(struct rl_case *c)
+{
+	static const uint64_t sizes[] = { 1, 4097, 65535 };
+
+	ref_setup(c, sizes, 3);
+}
+
+RL_GRADED(hash_of_small_and_odd_sized_files_matches_sha256sum, .step = 1, .points = 2,
+	  .setup = small_and_odd_sized_files, .act = hash_from_the_start,
+	  .check = agrees_with_sha256sum);
+
+static void a_file_of_many_pieces(struct rl_case *c)
+{
+	uint64_t size = (3 << 20) + ref_random(1, 65535);
+
+	ref_setup(c, &size, 1);
+}
+
+RL_GRADED(hash_of_a_file_read_in_many_pieces_matches_sha256sum, .step = 1, .points = 2,
+	  .setup = a_file_of_many_pieces, .act = hash_from_the_start,
+	  .check = agrees_with_sha256sum);
+
+static void a_file_of_100_kb(struct rl_case *c)
+{
+	uint64_t size = ref_random(100000, 10000);
+
+	ref_setup(c, &size, 1);
+}
+
+RL_GRADED(hash_covers_the_whole_file_wherever_its_offset_is, .step = 1, .points = 1,
+	  .setup = a_file_of_100_kb, .act = hash_from_the_end, .check = covers_the_whole_file);

@@ -1,143 +1,180 @@
 /*
- * test_sender.c: the lab3 program as a whole, run as a child process against
- * the reference receiver: the key for every kind of file, and a clear
+ * test_sender.c: the lab3 program as a whole, run by the check against the
+ * test's reference receiver: the key for every kind of file, and a clear
  * non-zero exit, never a hang, when the receiver says bad, sends an ERROR,
- * drops the connection or goes silent.
+ * drops the connection or goes silent. Each failure counts only once the
+ * receiver's results log shows the sender got as far as the step that
+ * makes it happen: printing the words is not enough.
  */
-#include <stdlib.h>
 #include <string.h>
 
-#include "../harness.h"
 #include "reference.h"
 
-/* Run the program on a file of SIZE bytes as ID, with --timeout TIMEOUT (seconds). */
-static void run_on_file(const struct rf_receiver *rf, uint64_t size, const char *id,
-			const char *timeout, struct ref_run *run)
+/* Run the program on file I as a fresh ID (TIMEOUT: its --timeout); the line it logged into L. */
+static void run_on_file(int i, const char *timeout, struct ref_run *run, struct ref_line *l)
 {
-	struct ref_file rfile;
-	char server[96];
+	char id[RL_PROTO_MAX_ID + 1];
+	int skip = ref_count_lines();
 
-	ref_make_file(&rfile, size);
-	snprintf(server, sizeof(server), "%s:%u", rf->addr, rf->port);
-	{
-		const char *const args[] = { "--server", server,      "--file", rfile.path, "--id",
-					     id,         "--timeout", timeout,  NULL };
+	ref_random_id(id);
+	ref_run_sender(i, id, timeout, ref_check_ms_left(), run);
+	ref_line_of_run(skip, id, l);
+}
 
-		ref_run_sender(rf, args, rf_timeout_ms(40000), run);
+/* Whether the receiver logged the run (WHAT: the case). */
+static bool expect_logged(struct rl_case *c, const struct ref_line *l, const char *what)
+{
+	return rl_expect(c, l->text[0], "%s: the receiver logged no connection from the sender",
+			 what);
+}
+
+static void files_of_every_kind(struct rl_case *c)
+{
+	uint64_t sizes[] = { 0, 1, 2 * ref_random(2048, 2048) + 1,
+			     2 * ref_random(100000, 100000) + 1 };
+
+	ref_setup(c, sizes, 4);
+}
+
+static void prints_each_key(struct rl_case *c)
+{
+	char id[RL_PROTO_MAX_ID + 1];
+	int i, skip = ref_count_lines(), lines;
+	struct ref_line l;
+	struct ref_run run;
+
+	for (i = 0; i < ref_in(c)->nfiles && !rl_failed(c); i++) {
+		int before = ref_count_lines();
+
+		ref_random_id(id);
+		ref_run_sender(i, id, ref_sender_timeout(), ref_check_ms_left(), &run);
+		ref_line_of_run(before, id, &l);
+		ref_expect_key(c, &run, i, id, &l);
 	}
-	ref_drop_file(&rfile);
+	lines = ref_count_lines() - skip;
+	rl_expect(c, lines == 4, "expected 4 results lines, got %d", lines);
+	ref_cleanup();
 }
 
-/* Fail unless RUN ended non-zero in time, with WANT on stderr. */
-static void expect_failure(const struct ref_run *run, const char *what, const char *want)
+RL_GRADED(sender_prints_the_key_for_empty_small_odd_and_many_window_files, .step = 7, .points = 3,
+	  .needs = 6, .limit = 30, .receiver = "--fault-window 64K", .setup = files_of_every_kind,
+	  .check = prints_each_key);
+
+static void a_file_of_4_kib(struct rl_case *c)
 {
-	ck_assert_msg(run->status != -1,
-		      "%s: expected an exit, the sender was still running after "
-		      "%.0f s",
-		      what, run->seconds);
-	ck_assert_msg(run->status != 0, "%s: expected a non-zero exit, got 0; stdout:\n%s", what,
-		      run->out);
-	ck_assert_msg(strstr(run->err, want), "%s: expected \"%s\" on stderr, got:\n%s", what, want,
-		      run->err);
-	ck_assert_msg(!run->key[0], "%s: expected no key printed, got %s", what, run->key);
+	uint64_t size = 2 * ref_random(2048, 2048) + 1;
+
+	ref_setup(c, &size, 1);
 }
 
-RL_TEST(sender_prints_the_key_for_empty_small_odd_and_many_window_files, .step = 7, .points = 3,
-	.needs = 6, .limit = 30)
+static void says_bad(struct rl_case *c)
 {
-	static const char *const opts[] = { "--fault-window", "64K", NULL };
-	static const uint64_t sizes[] = { 0, 1, 4097, 300001 };
-	char want[RCV_KEY_LEN + 1];
-	struct rf_receiver rf;
+	struct ref_line l;
+	struct ref_run run;
+
+	run_on_file(0, ref_sender_timeout(), &run, &l);
+	if (ref_expect_failure(c, &run, "--fault-bad-hash", "BAD") &&
+	    expect_logged(c, &l, "--fault-bad-hash"))
+		rl_expect(c, l.step == 5 && l.hash_ok == 0,
+			  "--fault-bad-hash: expected the sender to send DONE and get the RESULT "
+			  "saying bad (step 5), the receiver logged: %s",
+			  l.text);
+	ref_cleanup();
+}
+
+RL_GRADED(sender_exits_non_zero_and_says_bad_when_the_hash_differs, .step = 7, .points = 1,
+	  .needs = 6, .limit = 30, .receiver = "--fault-bad-hash", .setup = a_file_of_4_kib,
+	  .check = says_bad);
+
+/* A file past the receiver's --max-file-size 4K. */
+static void a_file_over_4_kib(struct rl_case *c)
+{
+	uint64_t size = ref_random(4097, 4096);
+
+	ref_setup(c, &size, 1);
+}
+
+static void prints_the_error(struct rl_case *c)
+{
+	unsigned long long size = ref_in(c)->file[0].size;
+	struct ref_line l;
+	struct ref_run run;
+
+	run_on_file(0, ref_sender_timeout(), &run, &l);
+	if (ref_expect_failure(c, &run, "a file past --max-file-size", "too-large (6)") &&
+	    expect_logged(c, &l, "a file past --max-file-size"))
+		rl_expect(c, l.file_size == (long long)size && !strncmp(l.error, "too-large", 9),
+			  "a file past --max-file-size: expected the sender to announce its %llu "
+			  "bytes and get ERROR too-large, the receiver logged: %s",
+			  size, l.text);
+	ref_cleanup();
+}
+
+RL_GRADED(sender_prints_the_code_and_text_of_an_error, .step = 7, .points = 1, .needs = 6,
+	  .limit = 30, .receiver = "--max-file-size 4K", .setup = a_file_over_4_kib,
+	  .check = prints_the_error);
+
+static void a_file_of_300_kb(struct rl_case *c)
+{
+	uint64_t size = 2 * ref_random(100000, 100000) + 1;
+
+	ref_setup(c, &size, 1);
+}
+
+/*
+ * The receiver drops its first sender at step 2 (after FILE_INFO), the
+ * next at 3 (a window due), then 5 (the RESULT due) and 7 (the key due):
+ * its options, in the declaration, say so.
+ */
+static const int drop_steps[] = { 2, 3, 5, 7 };
+
+static void notices_each_drop(struct rl_case *c)
+{
+	char what[64], want[64];
+	struct ref_line l;
 	struct ref_run run;
 	size_t i;
 
-	ref_start(&rf, opts);
-	rf_expected_key(&rf, "s1234567", want);
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		run_on_file(&rf, sizes[i], "s1234567", ref_sender_timeout(), &run);
-		ck_assert_msg(run.status == 0,
-			      "file of %llu bytes: expected exit 0, got %d; "
-			      "stderr:\n%s",
-			      (unsigned long long)sizes[i], run.status, run.err);
-		ck_assert_msg(!strcmp(run.key, want),
-			      "file of %llu bytes: expected \"key: %s\", "
-			      "got stdout:\n%s",
-			      (unsigned long long)sizes[i], want, run.out);
+	for (i = 0; i < sizeof(drop_steps) / sizeof(drop_steps[0]) && !rl_failed(c); i++) {
+		snprintf(what, sizeof(what), "--fault-drop %d", drop_steps[i]);
+		snprintf(want, sizeof(want), "fault-drop: dropped at step %d", drop_steps[i]);
+		run_on_file(0, ref_sender_timeout(), &run, &l);
+		if (ref_expect_failure(c, &run, what, "connection lost") &&
+		    rl_expect(c, run.seconds < 15,
+			      "%s: expected the sender to notice at once, it took %.1f s", what,
+			      run.seconds) &&
+		    expect_logged(c, &l, what))
+			rl_expect(c, strstr(l.error, want),
+				  "%s: expected the sender to get as far as step %d, where the "
+				  "receiver drops it, the receiver logged: %s",
+				  what, drop_steps[i], l.text);
 	}
-	if (rf.secret[rf.secret_len - 1] != '\n')
-		ck_assert_msg(ref_verify(&rf, "s1234567", run.key) == 0,
-			      "expected rdmalab-receiver --verify to accept %s", run.key);
-	ck_assert_msg(rf_count_lines(&rf) == 4, "expected 4 results lines, got %d",
-		      rf_count_lines(&rf));
-	rf_stop(&rf);
+	ref_cleanup();
 }
-END_TEST
 
-RL_TEST(sender_exits_non_zero_and_says_bad_when_the_hash_differs, .step = 7, .points = 1,
-	.needs = 6, .limit = 30)
+RL_GRADED(sender_exits_non_zero_when_the_receiver_drops_the_connection, .step = 7, .points = 2,
+	  .needs = 6, .limit = 30, .receiver = "--fault-drop 2:3:5:7 --fault-window 64K",
+	  .setup = a_file_of_300_kb, .check = notices_each_drop);
+
+static void times_out(struct rl_case *c)
 {
-	static const char *const opts[] = { "--fault-bad-hash", NULL };
-	struct rf_receiver rf;
+	const char *what = "RESULT held for 30 s, --timeout 2";
+	struct ref_line l;
 	struct ref_run run;
 
-	ref_start(&rf, opts);
-	run_on_file(&rf, 4097, "s1234567", ref_sender_timeout(), &run);
-	expect_failure(&run, "--fault-bad-hash", "BAD");
-	rf_stop(&rf);
+	run_on_file(0, "2", &run, &l);
+	if (ref_expect_failure(c, &run, what, "timed out") &&
+	    rl_expect(c, run.seconds >= 1.9,
+		      "%s: expected the sender to wait 2 s for the RESULT, it gave up after %.1f s",
+		      what, run.seconds) &&
+	    expect_logged(c, &l, what))
+		rl_expect(c, l.step >= 4,
+			  "%s: expected the sender to send DONE and wait for the RESULT, the "
+			  "receiver logged: %s",
+			  what, l.text);
+	ref_cleanup();
 }
-END_TEST
 
-RL_TEST(sender_prints_the_code_and_text_of_an_error, .step = 7, .points = 1, .needs = 6,
-	.limit = 30)
-{
-	static const char *const opts[] = { "--max-file-size", "4K", NULL };
-	struct rf_receiver rf;
-	struct ref_run run;
-
-	ref_start(&rf, opts);
-	run_on_file(&rf, 4097, "s1234567", ref_sender_timeout(), &run);
-	expect_failure(&run, "a file past --max-file-size", "too-large (6)");
-	rf_stop(&rf);
-}
-END_TEST
-
-RL_TEST(sender_exits_non_zero_when_the_receiver_drops_the_connection, .step = 7, .points = 2,
-	.needs = 6, .limit = 30)
-{
-	static const char *const steps[] = { "2", "3", "5", "7" };
-	struct rf_receiver rf;
-	struct ref_run run;
-	char what[64];
-	size_t i;
-
-	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-		const char *const opts[] = { "--fault-drop", steps[i], "--fault-window", "64K",
-					     NULL };
-
-		ref_start(&rf, opts);
-		run_on_file(&rf, 300001, "s1234567", ref_sender_timeout(), &run);
-		snprintf(what, sizeof(what), "--fault-drop %s", steps[i]);
-		expect_failure(&run, what, "connection lost");
-		ck_assert_msg(run.seconds < 15,
-			      "%s: expected the sender to notice at once, it took "
-			      "%.1f s",
-			      what, run.seconds);
-		rf_stop(&rf);
-	}
-}
-END_TEST
-
-RL_TEST(sender_times_out_instead_of_waiting_for_ever, .step = 7, .points = 1, .needs = 6,
-	.limit = 30)
-{
-	static const char *const opts[] = { "--fault-delay", "5:30000", NULL };
-	struct rf_receiver rf;
-	struct ref_run run;
-
-	ref_start(&rf, opts);
-	run_on_file(&rf, 4097, "s1234567", "2", &run);
-	expect_failure(&run, "RESULT held for 30 s, --timeout 2", "timed out");
-	rf_stop(&rf);
-}
-END_TEST
+RL_GRADED(sender_times_out_instead_of_waiting_for_ever, .step = 7, .points = 1, .needs = 6,
+	  .limit = 30, .receiver = "--fault-delay 5:30000", .setup = a_file_of_4_kib,
+	  .check = times_out);

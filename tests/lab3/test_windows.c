@@ -1,48 +1,131 @@
-/* test_windows.c: Lab 3 steps 3 and 4: register the file, take windows, write them. */
+/*
+ * test_windows.c: Lab 3 steps 3 and 4: register the file, take windows,
+ * write them. The act runs the lab's step between the test's own steps and
+ * says what it returned; the check asks the kernel what was registered,
+ * and the receiver's results log whether every byte arrived and hashed to
+ * the file's SHA-256 (computed by the check from the bytes setup wrote).
+ */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness.h"
 #include "reference.h"
 
-static const char *const small_windows[] = { "--fault-window", "64K", NULL };
+#define KIB 1024
+
+/* Whether the act said lab3_FN returned 0 as NAME (WHAT: the case, or ""). */
+static bool expect_zero(struct rl_case *c, const char *name, const char *fn, const char *what)
+{
+	long long ret = rl_said_int(c, name);
+
+	return rl_expect(c, ret == 0, "%sexpected lab3_%s to return 0, got %lld (%s)", what, fn,
+			 ret, strerror((int)-ret));
+}
+
+/* A file of 200000 to 400000 bytes, well past the 64 KiB windows of --fault-window 64K. */
+static void a_file_of_300_kb(struct rl_case *c)
+{
+	uint64_t size = 2 * ref_random(100000, 100000) + 1;
+
+	ref_setup(c, &size, 1);
+}
 
 /* Step 3 */
 
-RL_TEST(register_maps_the_whole_file_into_an_mr_of_the_pd, .step = 3, .points = 2)
+/*
+ * Register the file with the lab's code in the connection's PD, then send
+ * it through that registration with the test's steps, up to the key (the
+ * receiver logs the connection then), and hold while the check looks.
+ */
+static void register_and_send(struct rl_case *c)
 {
-	struct rf_receiver rf;
 	struct ref_file rfile;
-	struct lab3_conn c;
-	char line[1024];
+	struct lab3_conn conn;
+	struct rl_msg_result result;
 	int ret;
 
-	ref_start(&rf, NULL);
-	ref_make_file(&rfile, 300001);
-	ref_connect(&c, &rf);
-	ret = lab3_register_file(c.pd, &rfile.f);
-	ck_assert_msg(ret == 0, "expected lab3_register_file to return 0, got %d (%s)", ret,
-		      strerror(-ret));
-	ck_assert_msg(rfile.f.data && rfile.f.mr, "expected f->data and f->mr set, got %p and %p",
-		      (void *)rfile.f.data, (void *)rfile.f.mr);
-	ck_assert_msg(!memcmp(rfile.f.data, rfile.bytes, rfile.size),
-		      "expected f->data to hold the file's 300001 bytes, they differ");
-	ck_assert_msg(
-		rfile.f.mr->addr == rfile.f.data && rfile.f.mr->length == rfile.size &&
-			rfile.f.mr->pd == c.pd,
-		"expected an MR of the connection's PD over exactly the file, got %zu bytes at %p",
-		rfile.f.mr->length, rfile.f.mr->addr);
-	ref_finish_line(&rf, &c, &rfile, line, sizeof(line));
-	ref_drop_file(&rfile);
-	rf_stop(&rf);
+	ref_open(c, 0, &rfile);
+	ref_connect(c, &conn, "peer");
+	ret = lab3_register_file(conn.pd, &rfile.f);
+	rl_say_int("ret", ret);
+	rl_say_int("data", rfile.f.data != NULL);
+	rl_say_int("mr", rfile.f.mr != NULL);
+	if (ret == 0 && rfile.f.data && rfile.f.mr) {
+		ref_send_file_info(&conn, &rfile, false);
+		ref_send_windows(&conn, &rfile);
+		ref_done(&conn, &result);
+		ref_send_id(&conn, ref_in(c)->id);
+		ref_wait_key(&conn);
+		rl_hold();
+	}
+	ref_close(&conn, &rfile);
 }
-END_TEST
 
-RL_TEST(register_of_an_empty_file_makes_no_mr, .step = 3, .points = 1)
+/* The kernel's value of member KEY of object R, as a number (-1 when it has none). */
+static long long res_num(const struct rl_res *r, const char *key)
 {
-	struct ref_file rfile;
-	struct ibv_context *ctx = NULL;
+	const char *v = rl_res_get(r, key);
+
+	return v ? strtoll(v, NULL, 0) : -1;
+}
+
+static void the_mr_covers_the_file_in_the_pd(struct rl_case *c)
+{
+	unsigned long long size = ref_in(c)->file[0].size;
+	struct rl_res mr[16], qp[4];
+	int nmr, nqp, i, found = -1, count = 0;
+	struct ref_line l;
+
+	if (!expect_zero(c, "ret", "register_file", "") ||
+	    !rl_expect(c, rl_said_int(c, "data") && rl_said_int(c, "mr"),
+		       "expected f->data and f->mr set, got %s and %s",
+		       rl_said_int(c, "data") ? "an address" : "NULL",
+		       rl_said_int(c, "mr") ? "an MR" : "NULL"))
+		goto out;
+	nmr = rl_rdma_res("mr", rl_act_pid(c), mr, 16);
+	nqp = rl_rdma_res("qp", rl_act_pid(c), qp, 4);
+	if (!rl_expect(c, nmr >= 0 && nqp == 1,
+		       "expected the kernel to list the test's MRs and its one QP (rdma res), got "
+		       "%d MRs and %d QPs",
+		       nmr, nqp))
+		goto out;
+	for (i = 0; i < nmr; i++)
+		if (res_num(&mr[i], "mrlen") == (long long)size) {
+			found = i;
+			count++;
+		}
+	if (!rl_expect(c, count == 1,
+		       "expected an MR over exactly the file's %llu bytes, the kernel lists %d "
+		       "(of %d MRs of the test's process)",
+		       size, count, nmr) ||
+	    !rl_expect(c, res_num(&mr[found], "pdn") == res_num(&qp[0], "pdn"),
+		       "expected the file's MR in the connection's PD (pdn %lld, the QP's), got "
+		       "pdn %lld",
+		       res_num(&qp[0], "pdn"), res_num(&mr[found], "pdn")))
+		goto out;
+	/* The test read the file's bytes through f->data and f->mr: did they arrive whole? */
+	if (ref_line(c, "peer", &l))
+		ref_expect_received(c, &l, 0, 7);
+out:
+	ref_cleanup();
+}
+
+RL_GRADED(register_maps_the_whole_file_into_an_mr_of_the_pd, .step = 3, .points = 2, .receiver = "",
+	  .setup = a_file_of_300_kb, .act = register_and_send,
+	  .check = the_mr_covers_the_file_in_the_pd);
+
+static void an_empty_file(struct rl_case *c)
+{
+	static const uint64_t sizes[] = { 0 };
+
+	ref_setup(c, sizes, 1);
+}
+
+/* Register a 0-byte file with the lab's code in a PD of the test's, and hold. */
+static void register_nothing(struct rl_case *c)
+{
 	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+	struct lab3_file f;
 	struct ibv_pd *pd;
 	int i, ret;
 
@@ -52,230 +135,435 @@ RL_TEST(register_of_an_empty_file_makes_no_mr, .step = 3, .points = 1)
 			ctx = ibv_open_device(list[i]);
 	ck_assert_msg(ctx, "expected to open %s", rl_test_device());
 	pd = ibv_alloc_pd(ctx);
-	ck_assert_ptr_nonnull(pd);
-	ref_make_file(&rfile, 0);
-	ret = lab3_register_file(pd, &rfile.f);
-	ck_assert_msg(ret == 0, "expected 0 for a 0-byte file, got %d (%s)", ret, strerror(-ret));
-	ck_assert_msg(!rfile.f.data && !rfile.f.mr,
-		      "expected no mapping and no MR for 0 bytes (mmap and ibv_reg_mr refuse 0)");
-	ref_drop_file(&rfile);
-	ck_assert_int_eq(ibv_dealloc_pd(pd), 0);
+	ck_assert_msg(pd, "the test could not allocate a PD");
+	ret = lab3_open_file(&f, ref_in(c)->file[0].path);
+	ck_assert_msg(ret == 0, "lab3_open_file: %s", strerror(-ret));
+	ret = lab3_register_file(pd, &f);
+	rl_say_int("ret", ret);
+	rl_say_int("data", f.data != NULL);
+	rl_say_int("mr", f.mr != NULL);
+	rl_hold();
+	lab3_close_file(&f);
+	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
 }
-END_TEST
 
-RL_TEST(wait_window_returns_the_window_the_receiver_grants, .step = 3, .points = 2)
+static void no_mr_is_registered(struct rl_case *c)
 {
-	struct rf_receiver rf;
-	struct ref_file rfile;
-	struct lab3_conn c;
+	struct rl_res mr[4];
+	long long ret = rl_said_int(c, "ret");
+	int n;
+
+	if (rl_expect(c, ret == 0, "expected 0 for a 0-byte file, got %lld (%s)", ret,
+		      strerror((int)-ret))) {
+		n = rl_rdma_res("mr", rl_act_pid(c), mr, 4);
+		rl_expect(c, !rl_said_int(c, "data") && !rl_said_int(c, "mr") && n == 0,
+			  "expected no mapping and no MR for 0 bytes (mmap and ibv_reg_mr refuse "
+			  "0), got f->data %s, f->mr %s, and %d MRs the kernel lists",
+			  rl_said_int(c, "data") ? "set" : "NULL",
+			  rl_said_int(c, "mr") ? "set" : "NULL", n);
+	}
+	ref_cleanup();
+}
+
+RL_GRADED(register_of_an_empty_file_makes_no_mr, .step = 3, .points = 1, .setup = an_empty_file,
+	  .act = register_nothing, .check = no_mr_is_registered);
+
+/* Take window 0 with the lab's code, then write it and the rest with the test's. */
+static void take_the_first_window(struct rl_case *c)
+{
 	struct rl_msg_window w = { 0 };
-	char line[1024];
-	int ret;
-
-	ref_start(&rf, small_windows);
-	ref_make_file(&rfile, 300001);
-	ref_connect(&c, &rf);
-	ref_send_file_info(&c, &rfile, false);
-	ret = lab3_wait_window(&c, &rfile.f, &w);
-	ck_assert_msg(ret == 0, "expected lab3_wait_window to return 0, got %d (%s)", ret,
-		      strerror(-ret));
-	ck_assert_msg(w.index == 0 && w.offset == 0 && w.len == 65536 && w.addr && w.rkey,
-		      "expected window 0 at offset 0 of 65536 bytes with an address and rkey, "
-		      "got window %u at %llu of %u bytes, addr 0x%llx rkey 0x%x",
-		      w.index, (unsigned long long)w.offset, w.len, (unsigned long long)w.addr,
-		      w.rkey);
-	/* The window is usable: write it with the test's code. */
-	ref_register(&c, &rfile);
-	ref_write_window(&c, &rfile, &w);
-	ref_window_done(&c, &rfile, &w);
-	ref_wait_window(&c, &w);
-	ck_assert_msg(w.index == 1 && w.offset == 65536, "expected window 1 next, got %u", w.index);
-	ref_finish_line(&rf, &c, &rfile, line, sizeof(line));
-	ck_assert_msg(ref_line_step(line) == 3, "expected step 3 (window), got %s", line);
-	ref_drop_file(&rfile);
-	rf_stop(&rf);
-}
-END_TEST
-
-/* Announce 300001 bytes, then let the lab's code judge window 0 against F as TWEAK left it. */
-static void expect_window_refused(void (*tweak)(struct lab3_file *f), const char *what)
-{
-	struct rf_receiver rf;
+	struct rl_msg_result result;
 	struct ref_file rfile;
-	struct lab3_conn c;
-	struct rl_msg_window w;
-	char line[1024];
+	struct lab3_conn conn;
 	int ret;
 
-	ref_start(&rf, small_windows);
-	ref_make_file(&rfile, 300001);
-	ref_connect(&c, &rf);
-	ref_send_file_info(&c, &rfile, false);
-	tweak(&rfile.f);
-	ret = lab3_wait_window(&c, &rfile.f, &w);
-	ck_assert_msg(ret == -EPROTO, "%s: expected -EPROTO, got %d (%s)", what, ret,
-		      strerror(-ret));
-	ref_finish_line(&rf, &c, &rfile, line, sizeof(line));
-	ref_drop_file(&rfile);
-	rf_stop(&rf);
+	ref_open(c, 0, &rfile);
+	ref_connect(c, &conn, "peer");
+	ref_send_file_info(&conn, &rfile, false);
+	ret = lab3_wait_window(&conn, &rfile.f, &w);
+	rl_say_int("ret", ret);
+	rl_say_int("index", w.index);
+	rl_say_int("offset", (long long)w.offset);
+	rl_say_int("len", w.len);
+	rl_say_int("addr", (long long)w.addr);
+	rl_say_int("rkey", w.rkey);
+	if (ret == 0) {
+		/* The window is usable: write it with the test's code, and go on to the end. */
+		ref_register(&conn, &rfile);
+		ref_write_window(&conn, &rfile, &w);
+		ref_window_done(&conn, &rfile, &w);
+		ref_send_windows(&conn, &rfile);
+		ref_done(&conn, &result);
+	}
+	ref_close(&conn, &rfile);
 }
+
+static void it_is_the_window_the_receiver_granted(struct rl_case *c)
+{
+	unsigned long long size = ref_in(c)->file[0].size;
+	long long len = size < 64 * KIB ? (long long)size : 64 * KIB;
+	struct ref_line l;
+
+	if (expect_zero(c, "ret", "wait_window", "") &&
+	    rl_expect(c,
+		      rl_said_int(c, "index") == 0 && rl_said_int(c, "offset") == 0 &&
+			      rl_said_int(c, "len") == len && rl_said_int(c, "addr") &&
+			      rl_said_int(c, "rkey"),
+		      "expected window 0 at offset 0 of %lld bytes with an address and rkey, got "
+		      "window %lld at %lld of %lld bytes, addr 0x%llx rkey 0x%llx",
+		      len, rl_said_int(c, "index"), rl_said_int(c, "offset"), rl_said_int(c, "len"),
+		      (unsigned long long)rl_said_int(c, "addr"),
+		      (unsigned long long)rl_said_int(c, "rkey")) &&
+	    ref_line(c, "peer", &l))
+		/* The test wrote the file's first bytes where that window said. */
+		ref_expect_received(c, &l, 0, 5);
+	ref_cleanup();
+}
+
+RL_GRADED(wait_window_returns_the_window_the_receiver_grants, .step = 3, .points = 2,
+	  .receiver = "--fault-window 64K", .setup = a_file_of_300_kb, .act = take_the_first_window,
+	  .check = it_is_the_window_the_receiver_granted);
+
+/*
+ * What a refusal test changes in F, once window 0 was taken and written,
+ * before the lab's code judges window 1 (65536 bytes at 65536) against it.
+ */
+struct tweak {
+	const char *what;
+	void (*apply)(struct lab3_file *f);
+};
 
 static void written_already(struct lab3_file *f)
 {
-	f->written = 65536;
-	f->windows = 1;
+	f->written += 64 * KIB;
+	f->windows++;
+}
+
+static void next_window_due(struct lab3_file *f)
+{
+	f->windows++;
 }
 
 static void smaller_file(struct lab3_file *f)
 {
-	f->size = 1000;
+	f->size = f->written + 1000;
 }
 
-static void second_window_due(struct lab3_file *f)
+static const struct tweak not_following[] = {
+	{ "window 1 at offset 65536 after 131072 bytes written", written_already },
+	{ "window 1 when window 2 is due", next_window_due },
+};
+
+static const struct tweak past_the_end[] = {
+	{ "a 65536-byte window 1 at 65536 for a 66536-byte file", smaller_file },
+};
+
+/*
+ * For each of the N tweaks, on a connection of its own: let the lab's
+ * code take window 0 (it must: it follows) and write it with the test's;
+ * apply the tweak; let the lab's code judge window 1; say what it
+ * returned both times, and whether it left a WINDOW unread.
+ */
+static void judge_windows(struct rl_case *c, const struct tweak *t, int n)
 {
-	f->windows = 1;
+	struct ref_file rfile;
+	struct lab3_conn conn;
+	struct rl_msg_window w;
+	char name[32];
+	int i, ret;
+
+	for (i = 0; i < n; i++) {
+		ref_open(c, 0, &rfile);
+		snprintf(name, sizeof(name), "peer%d", i);
+		ref_connect(c, &conn, name);
+		ref_send_file_info(&conn, &rfile, false);
+		ref_register(&conn, &rfile);
+		ret = lab3_wait_window(&conn, &rfile.f, &w);
+		snprintf(name, sizeof(name), "first%d", i);
+		rl_say_int(name, ret);
+		if (ret == 0) {
+			ref_write_window(&conn, &rfile, &w);
+			ref_window_done(&conn, &rfile, &w);
+			t[i].apply(&rfile.f);
+			ret = lab3_wait_window(&conn, &rfile.f, &w);
+			snprintf(name, sizeof(name), "ret%d", i);
+			rl_say_int(name, ret);
+			snprintf(name, sizeof(name), "unread%d", i);
+			rl_say_int(name, ref_unread(&conn));
+		}
+		rfile.f.size = ref_in(c)->file[0].size;
+		ref_close(&conn, &rfile);
+	}
 }
 
-RL_TEST(wait_window_refuses_a_window_that_does_not_follow_the_last, .step = 3, .points = 1)
+static void expect_refusals(struct rl_case *c, const struct tweak *t, int n)
 {
-	expect_window_refused(written_already, "window 0 at offset 0 after 65536 bytes written");
-	expect_window_refused(second_window_due, "window 0 when window 1 is due");
-}
-END_TEST
+	long long first, ret, unread;
+	char name[32];
+	struct ref_line l;
+	int i;
 
-RL_TEST(wait_window_refuses_a_window_past_the_end_of_the_file, .step = 3, .points = 1)
-{
-	expect_window_refused(smaller_file, "a 65536-byte window for a 1000-byte file");
+	for (i = 0; i < n && !rl_failed(c); i++) {
+		snprintf(name, sizeof(name), "first%d", i);
+		first = rl_said_int(c, name);
+		if (!rl_expect(c, first == 0,
+			       "%s: expected lab3_wait_window to take window 0 first (it follows), "
+			       "got %lld (%s)",
+			       t[i].what, first, strerror((int)-first)))
+			break;
+		snprintf(name, sizeof(name), "ret%d", i);
+		ret = rl_said_int(c, name);
+		snprintf(name, sizeof(name), "unread%d", i);
+		unread = rl_said_int(c, name);
+		snprintf(name, sizeof(name), "peer%d", i);
+		if (rl_expect(c, ret == -EPROTO, "%s: expected -EPROTO, got %lld (%s)", t[i].what,
+			      ret, strerror((int)-ret)) &&
+		    rl_expect(c, unread == 0,
+			      "%s: expected lab3_wait_window to take the WINDOW and refuse it, it "
+			      "returned and left the receiver's %s unread",
+			      t[i].what, unread < 0 ? "message" : rl_msg_type_name((int)unread)) &&
+		    ref_line(c, name, &l))
+			rl_expect(
+				c, l.step == 3 && l.bytes_received == 64 * KIB,
+				"%s: expected the receiver to have got window 0 and granted window "
+				"1 (step 3, 65536 bytes received), got %s",
+				t[i].what, l.text);
+	}
+	ref_cleanup();
 }
-END_TEST
+
+static void judge_windows_not_following(struct rl_case *c)
+{
+	judge_windows(c, not_following, 2);
+}
+
+static void refuses_windows_not_following(struct rl_case *c)
+{
+	expect_refusals(c, not_following, 2);
+}
+
+RL_GRADED(wait_window_refuses_a_window_that_does_not_follow_the_last, .step = 3, .points = 1,
+	  .receiver = "--fault-window 64K", .setup = a_file_of_300_kb,
+	  .act = judge_windows_not_following, .check = refuses_windows_not_following);
+
+static void judge_a_window_past_the_end(struct rl_case *c)
+{
+	judge_windows(c, past_the_end, 1);
+}
+
+static void refuses_a_window_past_the_end(struct rl_case *c)
+{
+	expect_refusals(c, past_the_end, 1);
+}
+
+RL_GRADED(wait_window_refuses_a_window_past_the_end_of_the_file, .step = 3, .points = 1,
+	  .receiver = "--fault-window 64K", .setup = a_file_of_300_kb,
+	  .act = judge_a_window_past_the_end, .check = refuses_a_window_past_the_end);
 
 /* Step 4 */
 
-/* Send a file of SIZE bytes: the test's steps, but the lab's lab3_write_window(). */
-static void write_with_lab_code(const char *const *opts, uint64_t size)
+/*
+ * Send each file of the test: the test's steps, but the lab's
+ * lab3_write_window() for every window. Says its first failure, if any
+ * (and stops there), and each connection's address.
+ */
+static void write_with_lab_code(struct rl_case *c)
 {
-	struct rf_receiver rf;
-	struct ref_file rfile;
-	struct lab3_conn c;
-	struct rl_msg_window w;
+	const struct ref_in *in = ref_in(c);
+	struct rl_msg_window w = { 0 };
 	struct rl_msg_result result;
-	char line[1024];
-	int ret;
+	struct ref_file rfile;
+	struct lab3_conn conn;
+	char name[32];
+	int i, ret = 0;
 
-	ref_start(&rf, opts);
-	ref_make_file(&rfile, size);
-	ref_connect(&c, &rf);
-	ref_send_file_info(&c, &rfile, false);
-	ref_register(&c, &rfile);
-	while (rfile.f.written < size) {
-		ref_wait_window(&c, &w);
-		ret = lab3_write_window(&c, &rfile.f, &w);
-		ck_assert_msg(ret == 0, "window %u of %u bytes: expected 0, got %d (%s)", w.index,
-			      w.len, ret, strerror(-ret));
-		ref_window_done(&c, &rfile, &w);
+	for (i = 0; i < in->nfiles && ret == 0; i++) {
+		ref_open(c, i, &rfile);
+		snprintf(name, sizeof(name), "peer%d", i);
+		ref_connect(c, &conn, name);
+		ref_send_file_info(&conn, &rfile, false);
+		ref_register(&conn, &rfile);
+		while (rfile.f.written < rfile.f.size && ret == 0) {
+			ref_wait_window(&conn, &w);
+			ret = lab3_write_window(&conn, &rfile.f, &w);
+			if (ret == 0)
+				ref_window_done(&conn, &rfile, &w);
+		}
+		if (ret == 0)
+			ref_done(&conn, &result);
+		ref_close(&conn, &rfile);
 	}
-	ref_done(&c, &result);
-	ck_assert_msg(result.good && result.received == size,
-		      "file of %llu bytes: expected RESULT good, got %s after %llu bytes",
-		      (unsigned long long)size, result.good ? "good" : "bad",
-		      (unsigned long long)result.received);
-	ref_finish_line(&rf, &c, &rfile, line, sizeof(line));
-	ck_assert_msg(strstr(line, "\"hash_ok\":true"), "expected hash_ok true, got %s", line);
-	ref_drop_file(&rfile);
-	rf_stop(&rf);
+	rl_say_int("ret", ret);
+	rl_say_int("index", w.index);
+	rl_say_int("len", w.len);
 }
 
-RL_TEST(write_window_puts_the_bytes_where_the_window_says, .step = 4, .points = 3)
+static void every_byte_arrived(struct rl_case *c)
 {
-	write_with_lab_code(NULL, 1);
-	write_with_lab_code(NULL, 4097);
+	const struct ref_in *in = ref_in(c);
+	long long ret = rl_said_int(c, "ret");
+	struct ref_line l;
+	char name[32];
+	int i;
+
+	if (!rl_expect(c, ret == 0, "window %lld of %lld bytes: expected 0, got %lld (%s)",
+		       rl_said_int(c, "index"), rl_said_int(c, "len"), ret, strerror((int)-ret)))
+		goto out;
+	for (i = 0; i < in->nfiles && !rl_failed(c); i++) {
+		snprintf(name, sizeof(name), "peer%d", i);
+		if (ref_line(c, name, &l))
+			ref_expect_received(c, &l, i, 5);
+	}
+out:
+	ref_cleanup();
 }
-END_TEST
 
-RL_TEST(write_window_writes_every_window_of_a_file, .step = 4, .points = 2)
+static void a_1_byte_and_a_4_kib_file(struct rl_case *c)
 {
-	write_with_lab_code(small_windows, 300001);
+	uint64_t sizes[] = { 1, 2 * ref_random(2048, 2048) + 1 };
+
+	ref_setup(c, sizes, 2);
 }
-END_TEST
 
-RL_TEST(write_window_splits_a_large_window_into_chunks, .step = 4, .points = 2)
+RL_GRADED(write_window_puts_the_bytes_where_the_window_says, .step = 4, .points = 3, .receiver = "",
+	  .setup = a_1_byte_and_a_4_kib_file, .act = write_with_lab_code,
+	  .check = every_byte_arrived);
+
+RL_GRADED(write_window_writes_every_window_of_a_file, .step = 4, .points = 2,
+	  .receiver = "--fault-window 64K", .setup = a_file_of_300_kb, .act = write_with_lab_code,
+	  .check = every_byte_arrived);
+
+/* One window of 2.5 MiB and more: more chunks than LAB3_MAX_INFLIGHT. */
+static void a_file_of_2_5_mib(struct rl_case *c)
 {
-	static const char *const large[] = { "--max-window", "4M", NULL };
+	uint64_t size = (5 << 19) + 2 * ref_random(0, 32768) + 1;
 
-	/* One window of 2.5 MiB: more chunks than LAB3_MAX_INFLIGHT. */
-	write_with_lab_code(large, (5 << 19) + 7);
+	ref_setup(c, &size, 1);
 }
-END_TEST
 
-RL_TEST(write_window_with_a_wrong_rkey_fails_with_eio_instead_of_hanging, .step = 4, .points = 1)
+RL_GRADED(write_window_splits_a_large_window_into_chunks, .step = 4, .points = 2,
+	  .receiver = "--max-window 4M", .setup = a_file_of_2_5_mib, .act = write_with_lab_code,
+	  .check = every_byte_arrived);
+
+static void a_file_of_4_kib(struct rl_case *c)
 {
-	struct rf_receiver rf;
+	uint64_t size = 2 * ref_random(2048, 2048) + 1;
+
+	ref_setup(c, &size, 1);
+}
+
+/* Write window 0 with the lab's code and a wrong rkey. */
+static void write_with_a_wrong_rkey(struct rl_case *c)
+{
 	struct ref_file rfile;
-	struct lab3_conn c;
+	struct lab3_conn conn;
 	struct rl_msg_window w;
-	char line[1024];
-	int ret;
 
-	ref_start(&rf, NULL);
-	ref_make_file(&rfile, 4097);
-	ref_connect(&c, &rf);
-	ref_send_file_info(&c, &rfile, false);
-	ref_register(&c, &rfile);
-	ref_wait_window(&c, &w);
+	ref_open(c, 0, &rfile);
+	ref_connect(c, &conn, "peer");
+	ref_send_file_info(&conn, &rfile, false);
+	ref_register(&conn, &rfile);
+	ref_wait_window(&conn, &w);
 	w.rkey ^= 0x80;
-	ret = lab3_write_window(&c, &rfile.f, &w);
-	ck_assert_msg(ret == -EIO, "expected -EIO (a remote access error completion), got %d (%s)",
-		      ret, strerror(-ret));
-	ref_finish_line(&rf, &c, &rfile, line, sizeof(line));
-	ck_assert_msg(strstr(line, "transfer-failed"), "expected transfer-failed in %s", line);
-	ref_drop_file(&rfile);
-	rf_stop(&rf);
+	rl_say_int("ret", lab3_write_window(&conn, &rfile.f, &w));
+	ref_close(&conn, &rfile);
 }
-END_TEST
 
-/* Send SIZE bytes with the lab's lab3_send_windows(), the rest by the test. */
-static void send_windows_with_lab_code(uint64_t size, uint32_t windows)
+static void fails_with_eio(struct rl_case *c)
 {
-	struct rf_receiver rf;
-	struct ref_file rfile;
-	struct lab3_conn c;
+	long long ret = rl_said_int(c, "ret");
+	struct ref_line l;
+
+	/* The receiver saw the write fail: the lab's code did post it. */
+	if (rl_expect(c, ret == -EIO,
+		      "expected -EIO (a remote access error completion), got %lld (%s)", ret,
+		      strerror((int)-ret)) &&
+	    ref_line(c, "peer", &l))
+		rl_expect(c, strstr(l.error, "transfer-failed"), "expected transfer-failed in %s",
+			  l.text);
+	ref_cleanup();
+}
+
+RL_GRADED(write_window_with_a_wrong_rkey_fails_with_eio_instead_of_hanging, .step = 4, .points = 1,
+	  .receiver = "", .setup = a_file_of_4_kib, .act = write_with_a_wrong_rkey,
+	  .check = fails_with_eio);
+
+/* Send each file with the lab's lab3_send_windows(), the rest by the test. */
+static void send_windows_with_lab_code(struct rl_case *c)
+{
+	const struct ref_in *in = ref_in(c);
 	struct rl_msg_result result;
-	char line[1024];
-	int ret;
+	struct ref_file rfile;
+	struct lab3_conn conn;
+	char name[32];
+	int i, ret;
 
-	ref_start(&rf, small_windows);
-	ref_make_file(&rfile, size);
-	ref_connect(&c, &rf);
-	ref_send_file_info(&c, &rfile, false);
-	ref_register(&c, &rfile);
-	ret = lab3_send_windows(&c, &rfile.f);
-	ck_assert_msg(ret == 0, "file of %llu bytes: expected 0, got %d (%s)",
-		      (unsigned long long)size, ret, strerror(-ret));
-	ck_assert_msg(rfile.f.written == size && rfile.f.windows == windows,
-		      "file of %llu bytes: expected %llu bytes in %u windows, got %llu in %u",
-		      (unsigned long long)size, (unsigned long long)size, windows,
-		      (unsigned long long)rfile.f.written, rfile.f.windows);
-	ref_done(&c, &result);
-	ck_assert_msg(result.good, "file of %llu bytes: expected RESULT good, got bad",
-		      (unsigned long long)size);
-	ref_finish_line(&rf, &c, &rfile, line, sizeof(line));
-	ck_assert_msg(strstr(line, "\"hash_ok\":true"), "expected hash_ok true, got %s", line);
-	ref_drop_file(&rfile);
-	rf_stop(&rf);
+	for (i = 0; i < in->nfiles; i++) {
+		ref_open(c, i, &rfile);
+		snprintf(name, sizeof(name), "peer%d", i);
+		ref_connect(c, &conn, name);
+		ref_send_file_info(&conn, &rfile, false);
+		ref_register(&conn, &rfile);
+		ret = lab3_send_windows(&conn, &rfile.f);
+		snprintf(name, sizeof(name), "ret%d", i);
+		rl_say_int(name, ret);
+		snprintf(name, sizeof(name), "written%d", i);
+		rl_say_int(name, (long long)rfile.f.written);
+		snprintf(name, sizeof(name), "windows%d", i);
+		rl_say_int(name, rfile.f.windows);
+		if (ret == 0)
+			ref_done(&conn, &result);
+		ref_close(&conn, &rfile);
+		if (ret)
+			return;
+	}
 }
 
-RL_TEST(send_windows_writes_every_window_in_order_and_says_done, .step = 4, .points = 3, .needs = 3)
+/* Each file went whole, in as many 64 KiB windows as it takes, and the act's counts say so. */
+static void every_window_was_written(struct rl_case *c)
 {
-	send_windows_with_lab_code(1, 1);
-	send_windows_with_lab_code(65536, 1);
-	send_windows_with_lab_code(300001, 5);
-}
-END_TEST
+	const struct ref_in *in = ref_in(c);
+	long long ret, written, windows, want_windows;
+	unsigned long long size;
+	struct ref_line l;
+	char name[32];
+	int i;
 
-RL_TEST(send_windows_of_an_empty_file_sends_nothing, .step = 4, .points = 1)
-{
-	send_windows_with_lab_code(0, 0);
+	for (i = 0; i < in->nfiles && !rl_failed(c); i++) {
+		size = in->file[i].size;
+		want_windows = (long long)((size + 64 * KIB - 1) / (64 * KIB));
+		snprintf(name, sizeof(name), "ret%d", i);
+		ret = rl_said_int(c, name);
+		snprintf(name, sizeof(name), "written%d", i);
+		written = rl_said(c, name) ? rl_said_int(c, name) : 0;
+		snprintf(name, sizeof(name), "windows%d", i);
+		windows = rl_said(c, name) ? rl_said_int(c, name) : 0;
+		snprintf(name, sizeof(name), "peer%d", i);
+		if (rl_expect(c, ret == 0, "file of %llu bytes: expected 0, got %lld (%s)", size,
+			      ret, strerror((int)-ret)) &&
+		    rl_expect(c, written == (long long)size && windows == want_windows,
+			      "file of %llu bytes: expected %llu bytes in %lld windows, got %lld in "
+			      "%lld",
+			      size, size, want_windows, written, windows) &&
+		    ref_line(c, name, &l))
+			ref_expect_received(c, &l, i, 5);
+	}
+	ref_cleanup();
 }
-END_TEST
+
+static void files_of_one_and_of_many_windows(struct rl_case *c)
+{
+	uint64_t sizes[] = { 1, 64 * KIB, 2 * ref_random(128 * KIB + 1, 32 * KIB) + 1 };
+
+	ref_setup(c, sizes, 3);
+}
+
+RL_GRADED(send_windows_writes_every_window_in_order_and_says_done, .step = 4, .points = 3,
+	  .needs = 3, .receiver = "--fault-window 64K", .setup = files_of_one_and_of_many_windows,
+	  .act = send_windows_with_lab_code, .check = every_window_was_written);
+
+RL_GRADED(send_windows_of_an_empty_file_sends_nothing, .step = 4, .points = 1,
+	  .receiver = "--fault-window 64K", .setup = an_empty_file,
+	  .act = send_windows_with_lab_code, .check = every_window_was_written);

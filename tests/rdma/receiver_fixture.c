@@ -52,17 +52,38 @@ static void rf_receiver_path(char *buf, size_t size)
 	ck_abort_msg("expected build/bin/rdmalab-receiver above %s (run make), found none", dir);
 }
 
-/* A port nobody listens on: bind an rdma_cm id to port 0 and let it go. */
+/*
+ * A port nobody listens on: bind an rdma_cm id to port 0 and let it go. In
+ * a child of its own, so that the caller opens no verbs context: a graded
+ * test's parent starts receivers, and the acts it forks later could not use
+ * a context it opened (their verbs calls fail with EACCES).
+ */
 static uint16_t rf_free_port(const char *addr)
 {
-	struct rdma_event_channel *ch = rl_cm_create_channel();
+	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
 	uint16_t port = 0;
+	int fd[2], status;
+	pid_t pid;
 
-	ck_assert_msg(ch, "expected an rdma_cm channel (see stderr)");
-	ck_assert_msg(!rl_cm_listen(ch, addr, 0, &id, &port), "could not bind %s:0", addr);
-	rl_cm_destroy(id);
-	rdma_destroy_event_channel(ch);
+	ck_assert_msg(pipe(fd) == 0, "pipe: %s", strerror(errno));
+	pid = fork();
+	ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(fd[0]);
+		ch = rl_cm_create_channel();
+		if (ch && !rl_cm_listen(ch, addr, 0, &id, &port))
+			rl_cm_destroy(id);
+		if (ch)
+			rdma_destroy_event_channel(ch);
+		_exit(write(fd[1], &port, sizeof(port)) == sizeof(port) ? 0 : 1);
+	}
+	close(fd[1]);
+	if (read(fd[0], &port, sizeof(port)) != sizeof(port))
+		port = 0;
+	close(fd[0]);
+	waitpid(pid, &status, 0);
+	ck_assert_msg(port, "could not bind an rdma_cm id to %s:0 (see stderr)", addr);
 	return port;
 }
 

@@ -56,6 +56,32 @@ START_TEST(test_fault_drop_ends_the_connection_at_each_step)
 }
 END_TEST
 
+/* One receiver, a list of steps: each sender in turn is dropped at the next, the rest at the last. */
+START_TEST(test_fault_drop_list_drops_each_sender_at_its_own_step)
+{
+	static const int steps[] = { 2, 5, 3, 3 };
+	struct rf_receiver rf;
+	struct rs_opts o;
+	struct rs_result r;
+	char line[1024], want[32];
+	size_t i;
+
+	rf_fill(data, sizeof(data), 3);
+	rf_start(&rf, (const char *const[]){ "--fault-drop", "2:5:3", NULL });
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		o = rf_sender(&rf, data, sizeof(data), "s-drops");
+		ck_assert_msg(rs_send_file(&o, &r) != 0, "sender %zu: expected no key, got %s", i,
+			      r.key);
+		ck_assert_msg(rf_wait_line(&rf, r.peer, rf_timeout_ms(5000), line, sizeof(line)),
+			      "sender %zu: no results line for %s", i, r.peer);
+		snprintf(want, sizeof(want), "dropped at step %d", steps[i]);
+		ck_assert_msg(strstr(line, want), "sender %zu: expected '%s', got %s", i, want,
+			      line);
+	}
+	rf_stop(&rf);
+}
+END_TEST
+
 START_TEST(test_fault_delay_holds_the_reply_back)
 {
 	static const char *const opts[] = { "--fault-delay", "7:1500", NULL };
@@ -109,6 +135,7 @@ Suite *rl_test_suite(void)
 	tcase_set_timeout(tc, RL_TEST_TIMEOUT_RDMA);
 	tcase_add_test(tc, test_fault_bad_hash_answers_bad_and_gives_no_key);
 	tcase_add_loop_test(tc, test_fault_drop_ends_the_connection_at_each_step, 1, 8);
+	tcase_add_test(tc, test_fault_drop_list_drops_each_sender_at_its_own_step);
 	tcase_add_test(tc, test_fault_delay_holds_the_reply_back);
 	tcase_add_test(tc, test_fault_delay_keeps_result_before_a_pipelined_key);
 	suite_add_tcase(s, tc);

@@ -35,7 +35,7 @@ START_TEST(test_defaults_need_only_a_secret)
 	ck_assert_str_eq(c.results_path, "rdmalab-results.jsonl");
 	ck_assert_int_eq(c.common.port, RL_DEFAULT_PORT);
 	ck_assert_ptr_null(c.common.addr);
-	ck_assert_msg(!c.faults.bad_hash && !c.faults.delay_step && !c.faults.drop_step &&
+	ck_assert_msg(!c.faults.bad_hash && !c.faults.delay_step && !c.faults.drop_steps &&
 			      !c.faults.window,
 		      "expected every fault knob off by default");
 }
@@ -64,7 +64,8 @@ START_TEST(test_every_option_is_read_with_either_spelling)
 	ck_assert_msg(c.faults.bad_hash, "expected --fault-bad-hash");
 	ck_assert_int_eq(c.faults.delay_step, 5);
 	ck_assert_int_eq(c.faults.delay_ms, 200);
-	ck_assert_int_eq(c.faults.drop_step, 4);
+	ck_assert_int_eq(c.faults.drop_steps, 1);
+	ck_assert_int_eq(c.faults.drop_step[0], 4);
 	ck_assert_msg(c.faults.window == 1000, "expected a fault window of 1000");
 }
 END_TEST
@@ -102,11 +103,28 @@ START_TEST(test_bad_values_and_combinations_are_refused)
 			       "7:100"),
 			 -EINVAL);
 	ck_assert_int_eq(PARSE(&c, "--self-study", "--fault-drop", "8"), -EINVAL);
+	ck_assert_int_eq(PARSE(&c, "--self-study", "--fault-drop", "2:"), -EINVAL);
+	ck_assert_int_eq(PARSE(&c, "--self-study", "--fault-drop", "2::3"), -EINVAL);
+	ck_assert_int_eq(PARSE(&c, "--self-study", "--fault-drop", "1:2:3:4:5:6:7:1:2"), -EINVAL);
 	ck_assert_int_eq(PARSE(&c, "--self-study", "--fault-window", "0"), -EINVAL);
 	ck_assert_int_eq(PARSE(&c, "--self-study", "--max-conns"), -EINVAL);
 	ck_assert_int_eq(PARSE(&c, "--self-study", "--frobnicate"), -EINVAL);
 	ck_assert_int_eq(PARSE(&c, "--self-study", "10.0.0.1", "extra"), -EINVAL);
 	ck_assert_int_eq(PARSE(&c, "--self-study", "--self-study=yes"), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_fault_drop_takes_a_step_per_sender)
+{
+	struct rcv_config c;
+	int ret = PARSE(&c, "--self-study", "--fault-drop", "2:3:5:7");
+
+	ck_assert_msg(ret == 0, "expected 0, got %d", ret);
+	ck_assert_int_eq(c.faults.drop_steps, 4);
+	ck_assert_msg(c.faults.drop_step[0] == 2 && c.faults.drop_step[1] == 3 &&
+			      c.faults.drop_step[2] == 5 && c.faults.drop_step[3] == 7,
+		      "expected steps 2, 3, 5, 7, got %d, %d, %d, %d", c.faults.drop_step[0],
+		      c.faults.drop_step[1], c.faults.drop_step[2], c.faults.drop_step[3]);
 }
 END_TEST
 
@@ -180,6 +198,7 @@ Suite *rl_test_suite(void)
 	tcase_add_test(tc, test_every_option_is_read_with_either_spelling);
 	tcase_add_test(tc, test_verify_takes_an_id_and_a_key);
 	tcase_add_test(tc, test_bad_values_and_combinations_are_refused);
+	tcase_add_test(tc, test_fault_drop_takes_a_step_per_sender);
 	tcase_add_test(tc, test_sizes_take_binary_units);
 	tcase_add_test(tc, test_durations_take_seconds_or_milliseconds);
 	suite_add_tcase(s, tc);
