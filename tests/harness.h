@@ -49,8 +49,9 @@ void rl_crash_raw_frames(void);
  * reference receiver names the receiver's options (`.receiver =
  * "--fault-window 4096"`, "" for none): in the grader that receiver is one
  * the grader runs, with a secret out of the student's reach, and otherwise
- * the test starts it (tests/lab3/e2e.c). The lab's test program collects
- * these declarations from all of the lab's test files, runs them step by
+ * the test's setup starts it (ref_setup, tests/lab3/reference.c). The
+ * lab's test program collects these declarations from all of the lab's
+ * test files, runs them step by
  * step and writes the results; nothing else lists the tests, their points or
  * their receivers (the program's --rubric and --receivers print them).
  * A child that fails a ck_assert (the act's own set-up failed), crashes,
