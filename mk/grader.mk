@@ -23,8 +23,10 @@ TEST_EXTRAS += --extra "grader: make grade LAB=0 with a Lab 1 that does not comp
 	"tests/grader/test-make-grade"
 TEST_EXTRAS += --extra "grader: a test program's parent decides every result (exit(0), daemons, skips)" \
 	"tests/grader/test-graded"
-TEST_EXTRAS += --extra "grader: each test declares its points once; scripts/rubric reads them" \
+TEST_EXTRAS += --extra "grader: each test declares its points once; the rubric-only program prints them" \
 	"tests/grader/test-rubric"
+TEST_EXTRAS += --extra "grader: scripts/results shows every field of the records in every view" \
+	"tests/grader/test-results"
 TEST_EXTRAS += --extra "grader: a lab's files keep its rules (includes, calls, no constructors, no assembly)" \
 	"tests/grader/test-lab-rules"
 TEST_EXTRAS += --extra "grader: intake of links, devices, absolute and .. paths, big files, odd names" \
@@ -51,13 +53,13 @@ GRADE_SOURCE = $(if $(GRADE_COMMIT),commit $(GRADE_COMMIT)$(if \
 # (grader-kit), then each lab of labs/ on its own, so a lab that does not
 # compile costs that lab only. Its last line says whether the report is of
 # this run: an infrastructure failure keeps an earlier report (publish() in
-# grader/rdmalab-grade puts the reason and the time at its top).
+# grader/lib/publish.sh puts the reason and the time at its top).
 grade:
 	@status=0; grader/rdmalab-grade --mode $(RDMA_MODE) --name $(GRADE_NAME) -o $(GRADE_OUT) \
 		--source "$(GRADE_SOURCE)" $(if $(LAB),--lab $(LAB)) . || status=$$?; \
-	report=$(GRADE_OUT)/$(GRADE_NAME)/report.txt; \
-	made=$$(sed -n 's/^made: *//p' $$report 2>/dev/null | head -n 1); \
-	graded=$$(sed -n 's/^graded: *//p' $$report 2>/dev/null | head -n 1); \
+	dir=$(GRADE_OUT)/$(GRADE_NAME); report=$$dir/report.txt; \
+	made=$$(jq -r .made $$dir/submission.json 2>/dev/null); \
+	graded=$$(jq -r .graded $$dir/submission.json 2>/dev/null); \
 	if [ $$status = 0 ]; then \
 		echo "grade: graded now ($$made): $$graded; your report is $$report"; \
 	elif [ $$status = 1 ] && [ -f $$report ]; then \
@@ -65,10 +67,13 @@ grade:
 		echo "grade: NOT graded now: $$why; the report shown, $$report, is from $${made:-an earlier run}"; \
 	fi; exit $$status
 
-# What grader/rdmalab-grade builds in the kit before any lab: the receiver
-# and the libraries the step tests link (Lab 3's link the receiver's).
+# What grader/rdmalab-grade builds in the kit before any lab: the receiver,
+# the libraries the step tests link (Lab 3's link the receiver's), and the
+# rubric and receivers (mk/labs.mk) of each lab it grades (GRADER_LABS,
+# default all), which it grades with.
 grader-kit:
-	@$(MAKE) --no-print-directory $(RECEIVER_BIN) $(FW_LIB) $(GRADED_OBJ) $(LAB3_LINK) kits
+	@$(MAKE) --no-print-directory $(RECEIVER_BIN) $(FW_LIB) $(GRADED_OBJ) $(LAB3_LINK) kits \
+		$(foreach n,$(or $(GRADER_LABS),$(LABS)),$(call LAB_RUBRIC,$(n)) $(call LAB_RECEIVERS,$(n)))
 
 grade-samples: build
 	@tests/grader/run-samples --mode $(RDMA_MODE)

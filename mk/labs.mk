@@ -47,15 +47,31 @@ $$($(1)_lab$(2)_PROG): $(BUILD)/$(1)/lab$(2)/main.o $$($(1)_lab$(2)_OBJS) $$(FW_
 endef
 $(foreach tree,$(LAB_TREES),$(foreach n,$(LABS),$(eval $(call lab_rules,$(tree),$(n)))))
 
-# The rubric of lab N: its tests and points, read from their declarations
-# (the same as `steps --rubric` prints: tests/grader/test-rubric checks it).
-LAB_RUBRIC = $(BUILD)/rubric/lab$(1)
+# The rubric of lab N, its tests and points (`steps --rubric`, one JSON line
+# a test), and the tests that need a reference receiver (`steps
+# --receivers`), from a program of the lab's test objects and the graded
+# runner alone: no lab code, its symbols left unresolved, as these two
+# options call no lab function (and linked at fixed addresses, -no-pie, so
+# that the loader is left none of them to bind). So the grader has the
+# rubric of a lab that does not build, and never asks a submission's
+# program for it.
+LAB_RUBRIC_PROG = $(BUILD)/rubric/steps-lab$(1)
+LAB_RUBRIC      = $(BUILD)/rubric/lab$(1).jsonl
+LAB_RECEIVERS   = $(BUILD)/rubric/lab$(1).receivers
+RUBRIC_LDFLAGS := -no-pie -Wl,--unresolved-symbols=ignore-all
 define rubric_rule
-$(call LAB_RUBRIC,$(1)): scripts/rubric $(wildcard tests/lab$(1)/test_*.c)
+$(call LAB_RUBRIC_PROG,$(1)): $$(filter %.o,$$(labs_lab$(1)_TEST_OBJS)) $$(GRADED_OBJ) $$(FW_LIB)
 	@mkdir -p $$(@D)
-	@scripts/rubric $(1) >$$@.tmp && mv $$@.tmp $$@
+	$$(CC) $$(CFLAGS) $(RUBRIC_LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+
+$(call LAB_RUBRIC,$(1)): $(call LAB_RUBRIC_PROG,$(1))
+	@$$< --rubric >$$@.tmp && mv $$@.tmp $$@ || { rm -f $$@.tmp; exit 1; }
+
+$(call LAB_RECEIVERS,$(1)): $(call LAB_RUBRIC_PROG,$(1))
+	@$$< --receivers >$$@.tmp && mv $$@.tmp $$@ || { rm -f $$@.tmp; exit 1; }
 endef
 $(foreach n,$(LABS),$(eval $(call rubric_rule,$(n))))
+LAB_RUBRICS := $(foreach n,$(LABS),$(call LAB_RUBRIC,$(n)) $(call LAB_RECEIVERS,$(n)))
 
 .PHONY: stubs stubs-check labs check watch rules check-labs check-labs-report
 .SECONDARY:
@@ -72,7 +88,7 @@ stubs stubs-check:
 endif
 
 labs: $(foreach tree,$(LAB_TREES),$(foreach n,$(LABS),$($(tree)_lab$(n)_PROG) $($(tree)_lab$(n)_TESTS))) \
-	$(foreach n,$(LABS),$(call LAB_RUBRIC,$(n)))
+	$(LAB_RUBRICS)
 
 # `make` builds the lab programs and their tests too.
 build: labs
@@ -132,9 +148,9 @@ check-labs-report:
 			CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" scripts/lab-rules $$n $$t $(BUILD)/$$t/lab$$n || status=1; \
 		done; \
 		scripts/allow-list $$n --check || status=1; \
-		scripts/lab-check report --lab $$n --from solutions $(BUILD)/rubric/lab$$n \
+		scripts/lab-check report --lab $$n --from solutions $(BUILD)/rubric/lab$$n.jsonl \
 			$(BUILD)/solutions/lab$$n/results || status=1; echo; \
-		scripts/lab-check report --stubs --lab $$n --from labs $(BUILD)/rubric/lab$$n \
+		scripts/lab-check report --stubs --lab $$n --from labs $(BUILD)/rubric/lab$$n.jsonl \
 			$(BUILD)/labs/lab$$n/results || status=1; echo; \
 	done; \
 	if [ $$status = 0 ]; then echo "check-labs: all labs pass with solutions/ and fail on their stubs"; \

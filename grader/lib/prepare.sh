@@ -39,7 +39,7 @@ note_build() {
 }
 
 # refuse WORK/NAME LAB: the lab breaks its rules (scripts/lab-rules): it
-# scores 0, and the class summary flags it (grader/class.awk). When the
+# scores 0, and the class summary flags it (scripts/results class). When the
 # rules could not be checked (no line says which is broken), the submission
 # is ungradable instead.
 refuse() {

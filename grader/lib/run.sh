@@ -1,69 +1,56 @@
 # run.sh: running the step tests of each submission where RDMA works, and the batch's queue.
 # A part of grader/rdmalab-grade, which sources it: it uses that script's
 # settings and globals, and defines functions (and, where it says so, state).
+# run_lab takes what it uses as arguments; the receivers' state is in files.
 
-# rubric_fail RUBRIC MESSAGE: every test of RUBRIC failed for one reason.
-rubric_fail() {
-	awk -v why="$2" 'NF == 4 { printf "%d\t%s\tFAIL\t0\t%d\t%s\n", $1, $2, $3, why }' "$1"
+# run_lab W LAB UID DIR SLOT: the graded tests of lab LAB of the submission
+# in W, as UID, from its programs copied into DIR, with the receivers its
+# tests declare on slot SLOT's ports. The test program's parent writes the
+# records to a file the grader opened (--results-fd 3), which no process
+# that runs student code holds; its output goes to another the grader
+# opened. Both are in W/results/labLAB. Returns 1, with the reason in
+# W/infra.txt, when a receiver does not start.
+run_lab() {
+	local w=$1 lab=$2 uid=$3 run=$4 out=$1/results/lab$2 rdir
+	mkdir -p "$run/build/labs" "$out"
+	cp -a "$w/tree/build/labs/lab$lab" "$run/build/labs/"
+	give_student "$uid" "$run/build"
+	rdir=$(mktemp -d /tmp/rdmalab-receivers.XXXXXX) && chmod 755 "$rdir" ||
+		{ echo "could not make a folder for the receivers in /tmp" >"$w/infra.txt"; return 1; }
+	if ! receivers_start "$kit/build/rubric/lab$lab.receivers" "$5" "$rdir" "$RDMALAB_ADDR"; then
+		cat "$rdir/infra" >"$w/infra.txt"
+		receivers_stop "$rdir"
+		rm -rf "$rdir"
+		return 1
+	fi
+	echo "rdmalab-grade: lab $lab on ${RDMALAB_DEVICE:-no device} (GID index ${RDMALAB_GID_INDEX:-none}, ${RDMALAB_ENV:-native})" \
+		>"$out/steps.out"
+	# From the kit's folder, as make check runs them: a crash report names
+	# the files from there.
+	(cd "$kit" && RDMALAB_RECEIVER=$kit/build/bin/rdmalab-receiver RDMALAB_RECEIVERS=$rdir/table \
+		RDMALAB_TEST_TIMEOUT=$test_seconds \
+		as_student "$uid" 1200 "$(test_programs "$lab" "$run/build/labs/lab$lab/tests")" --results-fd 3 \
+		3>"$out/steps.jsonl" >>"$out/steps.out" 2>&1 </dev/null)
+	end_student "$uid"
+	receivers_stop "$rdir"
+	receivers_logs "$rdir" "$out/steps.jsonl" "$out"
+	rm -rf "$rdir"
 }
-
 
 # run_one NAME SLOT K: the graded tests of each built lab of the batch's
 # submission K, as its uid, in slot SLOT (which picks the receivers'
 # ports), results in WORK/NAME/results.
 run_one() {
-	local name=$1 slot=$2 uid w=$work/$1 run lab rubric f started rdir
+	local name=$1 slot=$2 uid w=$work/$1 run lab started
 	uid=$(student_uid "$3")
 	started=$(date +%s)
 	run=$(mktemp -d /tmp/rdmalab-run.XXXXXX)
 	own_folder "$uid" "$run"
 	for lab in $labs; do
-		# The tests and points: the kit's sources say, not the submission's program.
-		rubric=$w/results/lab$lab.rubric
-		"$kit/scripts/rubric" "$lab" >"$rubric" || return 1
-		if [ -f "$w/build-lab$lab.failed" ]; then
-			rubric_fail "$rubric" "not graded: see lab${lab}_builds" >"$w/results/lab$lab.tsv"
-			continue
-		fi
-		mkdir -p "$run/build/labs" "$run/results/lab$lab"
-		cp -a "$w/tree/build/labs/lab$lab" "$run/build/labs/"
-		give_student "$uid" "$run/build" "$run/results"
-		rdir=$(mktemp -d /tmp/rdmalab-receivers.XXXXXX) && chmod 755 "$rdir" || return 1
-		if ! receivers_start "$lab" "$slot" "$rdir"; then
-			echo "$infra" >"$w/infra.txt"
-			receivers_stop
-			rm -rf "$rdir"
-			break
-		fi
-		RDMALAB_RECEIVER=$kit/build/bin/rdmalab-receiver RDMALAB_RECEIVERS=$rdir/table \
-			RDMALAB_TEST_TIMEOUT=$test_seconds \
-			as_student "$uid" 1200 "$kit/scripts/lab-check" run \
-			--dir "$run/results/lab$lab" $(test_programs "$lab" "$run/build/labs/lab$lab/tests") \
-			>"$w/results/lab$lab.run.log" 2>&1 </dev/null
-		end_student "$uid"
-		receivers_stop
-		# Read what the student's processes wrote as the student (a symlink
-		# to a file of ours gets nothing), at most 1 MiB a file, in one go.
-		mkdir -p "$w/results/lab$lab"
-		as_student "$uid" 60 sh -c 'for f; do
-			[ -f "$f" ] && [ ! -L "$f" ] || continue
-			printf "\036rdmalab-file %s\n" "${f##*/}"
-			head -c 1048576 "$f" | sed "\$a\\"
-		done' sh "$run/results/lab$lab"/* 2>/dev/null |
-			awk -v dir="$w/results/lab$lab" '
-			/^\036rdmalab-file / {
-				if (file != "")
-					close(file)
-				name = $2
-				gsub(/[^A-Za-z0-9._-]/, "_", name)
-				file = dir "/" name
-				next
-			}
-			file != "" { print > file }'
-		"$kit/scripts/lab-check" report --lab "$lab" --from "$name" --tsv "$w/results/lab$lab.tsv" \
-			--logs-as "logs/lab$lab" "$rubric" "$w/results/lab$lab" >"$w/results/lab$lab.table" 2>&1
-		receivers_logs "$rdir" "$w/results/lab$lab.tsv" "$w/results/lab$lab"
-		rm -rf "$rdir"
+		# A lab that did not build has no tests to run: scripts/results
+		# lists them as failed (grader/lib/publish.sh).
+		[ -f "$w/build-lab$lab.failed" ] && continue
+		run_lab "$w" "$lab" "$uid" "$run" "$slot" || break
 	done
 	rm -rf "$run"
 	clean_student "$uid"
@@ -108,15 +95,15 @@ CALIBRATION_MS=400
 calibrate() {
 	local t0 ms best= factor
 	for _ in 1 2 3; do
-		t0=$EPOCHREALTIME
+		t0=${EPOCHREALTIME/[.,]/}
 		dd if=/dev/zero bs=4M count=16 status=none | sha256sum >/dev/null
-		ms=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }')
+		ms=$(((${EPOCHREALTIME/[.,]/} - t0) / 1000))
 		[ -n "$best" ] && [ "$best" -le "$ms" ] || best=$ms
 	done
-	factor=$(awk -v ms="$best" -v ref="$CALIBRATION_MS" 'BEGIN {
-		f = ms / ref; printf "%.1f", (f < 1 ? 1 : (f > 8 ? 8 : f)) }')
+	factor=$(jq -n --argjson ms "$best" --argjson ref "$CALIBRATION_MS" \
+		'$ms / $ref | if . < 1 then 1 elif . > 8 then 8 else . end | . * 10 | round / 10')
 	export CK_TIMEOUT_MULTIPLIER
-	CK_TIMEOUT_MULTIPLIER=$(awk -v m="${CK_TIMEOUT_MULTIPLIER:-1}" -v f="$factor" 'BEGIN { print m * f }')
+	CK_TIMEOUT_MULTIPLIER=$(jq -n --argjson m "${CK_TIMEOUT_MULTIPLIER:-1}" --argjson f "$factor" '$m * $f')
 	echo "rdmalab-grade: the calibration took $best ms here, the best of 3 ($CALIBRATION_MS ms where the limits were set): limits times $CK_TIMEOUT_MULTIPLIER"
 }
 
