@@ -1,128 +1,290 @@
 /* test_cm.c: Lab 2 step 1: rdma_cm, against the reference peer. */
 #include <string.h>
+#include <sys/random.h>
 
 #include "fixture.h"
 #include "lab2.h"
 
 /* Step 1 */
 
-RL_TEST(client_resolves_and_connects_to_the_reference_server, .step = 1, .points = 2)
-{
-	struct ref_opts o = ref_default();
-	struct lab2_conn c = { .timeout_ms = FX_TIMEOUT_MS };
-	struct ref_peer r;
+/* The inputs of a step 1 test, chosen by its setup. */
+struct cm_in {
+	struct ref_opts o; /* the reference peer's */
+	uint16_t port;     /* where the reference server listens, or the lab's server should */
+	int timeout_ms;    /* the wait a test bounds */
+};
 
-	o.quit_after = 0;
-	ref_server_start(&r, &o);
-	fx_ok(lab2_resolve(&c, rl_test_addr(), r.port), "lab2_resolve", 1);
-	ck_assert_msg(c.cm_ch && c.id && c.id->verbs,
-		      "expected lab2_resolve to set c->cm_ch and c->id, with id->verbs the device");
-	fx_cm_resources(&c);
-	fx_ok(lab2_connect(&c), "lab2_connect", 1);
-	ref_join(&r);
-	ck_assert_msg(r.established, "expected the reference server to see the connection, %s",
-		      r.why[0] ? r.why : "it did not");
-	fx_cm_close(&c);
+/* A reference server that leaves once connected, asking for RNR_RETRY. */
+static void start_a_server(struct rl_case *c, uint8_t rnr_retry)
+{
+	struct cm_in *in = c->in;
+
+	in->o = ref_default();
+	in->o.quit_after = 0;
+	in->o.rnr_retry = rnr_retry; /* what the server asks of us: not what we ask of it */
+	in->port = ref_server_start(&in->o);
 }
-END_TEST
 
-RL_TEST(connect_asks_the_server_for_a_finite_rnr_retry, .step = 1, .points = 1)
+static void server_that_leaves(struct rl_case *c)
 {
-	struct ref_opts o = ref_default();
-	struct lab2_conn c = { .timeout_ms = FX_TIMEOUT_MS };
-	struct ref_peer r;
-
-	o.quit_after = 0;
-	o.rnr_retry = 3; /* what the server asks of us: not what we ask of it */
-	ref_server_start(&r, &o);
-	fx_ok(lab2_resolve(&c, rl_test_addr(), r.port), "lab2_resolve", 1);
-	fx_cm_resources(&c);
-	fx_ok(lab2_connect(&c), "lab2_connect", 1);
-	ref_join(&r);
-	/* rnr_retry_count is what the PEER's QP uses (man rdma_connect). */
-	ck_assert_msg(r.qp_rnr_retry == LAB2_RNR_RETRY,
-		      "expected the server's QP to resend RNR-NAKed SENDs %d times "
-		      "(rnr_retry_count %d), got %u%s",
-		      LAB2_RNR_RETRY, LAB2_RNR_RETRY, r.qp_rnr_retry,
-		      r.qp_rnr_retry == 7 ? " (7: for ever)" : "");
-	fx_cm_close(&c);
+	start_a_server(c, LAB2_RNR_RETRY);
 }
-END_TEST
 
-RL_TEST(server_listens_and_accepts_the_reference_client, .step = 1, .points = 2)
+/* lab2_resolve() and lab2_connect() to the reference server, the rest by the fixture. */
+static void resolve_and_connect(struct rl_case *c, bool hold)
 {
-	struct ref_opts o = ref_default();
-	struct lab2_conn c = { .timeout_ms = FX_TIMEOUT_MS };
-	uint16_t port = rl_test_free_port();
-	struct ref_peer r;
-	int ret;
+	const struct cm_in *in = c->in;
+	struct lab2_conn k = { .timeout_ms = FX_TIMEOUT_MS };
 
-	o.quit_after = 0;
-	fx_ok(lab2_listen(&c, port), "lab2_listen", 1);
-	ref_client_start(&r, port, &o);
-	ret = lab2_get_request(&c);
-	if (!ret && !c.id)
-		ck_abort_msg(
-			"expected lab2_get_request to set c->id to the new connection, got NULL");
-	if (!ret) {
-		fx_cm_resources(&c);
-		ret = lab2_accept(&c);
+	if (fx_say_ret("lab2_resolve", lab2_resolve(&k, rl_test_addr(), in->port))) {
+		rl_say_int("resolved", k.cm_ch && k.id && k.id->verbs);
+		if (k.cm_ch && k.id && k.id->verbs) {
+			fx_cm_resources(&k);
+			if (fx_say_ret("lab2_connect", lab2_connect(&k)) && hold)
+				rl_hold();
+		}
 	}
-	ref_join(&r);
-	fx_ok(ret, "lab2_listen, lab2_get_request and lab2_accept", 1);
-	ck_assert_msg(r.established, "expected the reference client to connect, %s",
-		      r.why[0] ? r.why : "it did not");
-	fx_cm_close(&c);
+	fx_cm_close(&k);
 }
-END_TEST
 
-RL_TEST(connecting_where_nobody_listens_is_refused_in_bounded_time, .step = 1, .points = 1)
+static void connects_and_holds(struct rl_case *c)
 {
-	struct lab2_conn c = { .timeout_ms = FX_TIMEOUT_MS };
-	long start;
-	int ret;
+	resolve_and_connect(c, true);
+}
 
-	fx_ok(lab2_resolve(&c, rl_test_addr(), rl_test_free_port()), "lab2_resolve", 1);
-	fx_cm_resources(&c);
-	start = fx_now_ms();
-	ret = lab2_connect(&c);
-	ck_assert_msg(ret == -ECONNREFUSED,
-		      "expected -ECONNREFUSED (%d) from lab2_connect, got %d (%s)", -ECONNREFUSED,
-		      ret, strerror(-ret));
-	ck_assert_msg(fx_now_ms() - start < FX_TIMEOUT_MS + 1000,
+/* What resolve_and_connect() said lab2_resolve() and lab2_connect() did. */
+static void resolved_and_connected(struct rl_case *c)
+{
+	if (fx_ok(c, "lab2_resolve", 1))
+		rl_expect(c, rl_said_int(c, "resolved"),
+			  "expected lab2_resolve to set c->cm_ch and c->id, with id->verbs the "
+			  "device");
+	if (!rl_failed(c))
+		fx_ok(c, "lab2_connect", 1);
+}
+
+static void server_saw_the_connection(struct rl_case *c)
+{
+	const struct fx_report *r;
+
+	resolved_and_connected(c);
+	r = fx_peer_end(c, FX_ESTABLISHED);
+	if (rl_expect(c, r->stage >= FX_ESTABLISHED,
+		      "expected the reference server to see the connection, %s",
+		      r->why[0] ? r->why : "it did not"))
+		fx_expect_act_qp(c, "RTS", r->qp_num, NULL);
+}
+
+RL_GRADED(client_resolves_and_connects_to_the_reference_server, .step = 1, .points = 2,
+	  .setup = server_that_leaves, .act = connects_and_holds,
+	  .check = server_saw_the_connection);
+
+/* The server asks for 3 resends of us: its own QP's count must come from our request. */
+static void server_asking_for_3(struct rl_case *c)
+{
+	start_a_server(c, 3);
+}
+
+static void connects(struct rl_case *c)
+{
+	resolve_and_connect(c, false);
+}
+
+static void server_qp_resends_6_times(struct rl_case *c)
+{
+	const struct fx_report *r;
+
+	resolved_and_connected(c);
+	r = fx_peer_end(c, FX_ESTABLISHED);
+	if (!rl_expect(c, r->stage >= FX_ESTABLISHED,
+		       "expected the reference server to see the connection, %s",
+		       r->why[0] ? r->why : "it did not"))
+		return;
+	/* rnr_retry_count is what the PEER's QP uses (man rdma_connect). */
+	rl_expect(c, r->qp_rnr_retry == LAB2_RNR_RETRY,
+		  "expected the server's QP to resend RNR-NAKed SENDs %d times "
+		  "(rnr_retry_count %d), got %u%s",
+		  LAB2_RNR_RETRY, LAB2_RNR_RETRY, r->qp_rnr_retry,
+		  r->qp_rnr_retry == 7 ? " (7: for ever)" : "");
+}
+
+RL_GRADED(connect_asks_the_server_for_a_finite_rnr_retry, .step = 1, .points = 1,
+	  .setup = server_asking_for_3, .act = connects, .check = server_qp_resends_6_times);
+
+/* A port for the lab's server, and a reference client that comes to it and leaves. */
+static void client_that_comes(struct rl_case *c)
+{
+	struct cm_in *in = c->in;
+
+	in->port = rl_test_free_port();
+	in->o = ref_default();
+	in->o.quit_after = 0;
+	strncpy(in->o.addr, rl_test_addr(), sizeof(in->o.addr) - 1);
+	in->o.port = in->port;
+	ref_client_start(&in->o);
+}
+
+static void listens_and_accepts(struct rl_case *c)
+{
+	const struct cm_in *in = c->in;
+	struct lab2_conn k = { .timeout_ms = FX_TIMEOUT_MS };
+
+	if (fx_say_ret("lab2_listen", lab2_listen(&k, in->port)) &&
+	    fx_say_ret("lab2_get_request", lab2_get_request(&k))) {
+		rl_say_int("got_id", k.id != NULL);
+		if (k.id) {
+			fx_cm_resources(&k);
+			if (fx_say_ret("lab2_accept", lab2_accept(&k)))
+				rl_hold();
+		}
+	}
+	fx_cm_close(&k);
+}
+
+static void client_saw_the_connection(struct rl_case *c)
+{
+	const struct fx_report *r;
+
+	if (fx_ok(c, "lab2_listen", 1) && fx_ok(c, "lab2_get_request", 1) &&
+	    rl_expect(c, rl_said_int(c, "got_id"),
+		      "expected lab2_get_request to set c->id to the new connection, got NULL"))
+		fx_ok(c, "lab2_accept", 1);
+	r = fx_peer_end(c, FX_ESTABLISHED);
+	if (rl_expect(c, r->stage >= FX_ESTABLISHED, "expected the reference client to connect, %s",
+		      r->why[0] ? r->why : "it did not"))
+		fx_expect_act_qp(c, "RTS", r->qp_num, NULL);
+}
+
+RL_GRADED(server_listens_and_accepts_the_reference_client, .step = 1, .points = 2,
+	  .setup = client_that_comes, .act = listens_and_accepts,
+	  .check = client_saw_the_connection);
+
+/* A port nobody listens on, this run. */
+static void free_port(struct rl_case *c)
+{
+	struct cm_in *in = c->in;
+
+	in->port = rl_test_free_port();
+}
+
+static void connects_to_nobody(struct rl_case *c)
+{
+	const struct cm_in *in = c->in;
+	struct lab2_conn k = { .timeout_ms = FX_TIMEOUT_MS };
+
+	fx_say_start();
+	if (fx_say_ret("lab2_resolve", lab2_resolve(&k, rl_test_addr(), in->port))) {
+		fx_cm_resources(&k);
+		rl_say_int("lab2_connect", lab2_connect(&k));
+		rl_hold();
+	}
+	fx_cm_close(&k);
+}
+
+static void refused_in_time(struct rl_case *c)
+{
+	long took = fx_took_ms(c);
+	long long ret;
+
+	if (!fx_ok(c, "lab2_resolve", 1))
+		return;
+	ret = rl_said_int(c, "lab2_connect");
+	if (rl_expect(c, ret == -ECONNREFUSED,
+		      "expected -ECONNREFUSED (%d) from lab2_connect, got %lld (%s)", -ECONNREFUSED,
+		      ret, strerror((int)-ret)) &&
+	    rl_expect(c, took < FX_TIMEOUT_MS + 1000,
 		      "expected the refusal within the %d ms timeout, took %ld ms", FX_TIMEOUT_MS,
-		      fx_now_ms() - start);
-	fx_cm_close(&c);
+		      took))
+		fx_expect_act_qp(
+			c, "ERR", 0,
+			"librdmacm puts it there when lab2_connect takes the REJECTED event");
 }
-END_TEST
 
-RL_TEST(get_request_times_out_when_no_client_comes, .step = 1, .points = 1)
+RL_GRADED(connecting_where_nobody_listens_is_refused_in_bounded_time, .step = 1, .points = 1,
+	  .setup = free_port, .act = connects_to_nobody, .check = refused_in_time);
+
+/* A port nobody comes to, and a timeout of 300 to 700 ms, this run. */
+static void free_port_and_timeout(struct rl_case *c)
 {
-	struct lab2_conn c = { .timeout_ms = 300 };
-	long start, took;
-	int ret;
+	struct cm_in *in = c->in;
+	uint16_t r = 0;
 
-	fx_ok(lab2_listen(&c, rl_test_free_port()), "lab2_listen", 1);
-	start = fx_now_ms();
-	ret = lab2_get_request(&c);
-	took = fx_now_ms() - start;
-	ck_assert_msg(ret == -ETIMEDOUT,
-		      "expected -ETIMEDOUT (%d) from lab2_get_request, got %d (%s)", -ETIMEDOUT,
-		      ret, strerror(-ret));
-	ck_assert_msg(took >= 250 && took < 2000, "expected to wait about 300 ms, waited %ld ms",
-		      took);
-	fx_cm_close(&c);
+	ck_assert(getrandom(&r, sizeof(r), 0) == sizeof(r));
+	in->port = rl_test_free_port();
+	in->timeout_ms = 300 + r % 401;
 }
-END_TEST
 
-RL_TEST(resolving_an_address_that_is_not_an_ip_fails_cleanly, .step = 1, .points = 1)
+static void waits_for_a_request(struct rl_case *c)
 {
-	struct lab2_conn c = { .timeout_ms = 300 };
-	int ret = lab2_resolve(&c, "not-an-address", 7471);
+	const struct cm_in *in = c->in;
+	struct lab2_conn k = { .timeout_ms = in->timeout_ms };
 
-	ck_assert_msg(ret < 0 && ret != -ENOSYS,
-		      "expected a negative errno from lab2_resolve, got %d (%s)", ret,
-		      strerror(-ret));
-	fx_cm_close(&c);
+	fx_say_start();
+	if (fx_say_ret("lab2_listen", lab2_listen(&k, in->port))) {
+		rl_say_int("lab2_get_request", lab2_get_request(&k));
+		rl_hold();
+	}
+	fx_cm_close(&k);
 }
-END_TEST
+
+/* The kernel lists an rdma_cm id of the act's listening on PORT. */
+static bool listens_on(struct rl_case *c, uint16_t port)
+{
+	const char *state = NULL, *addr;
+	struct rl_res id[4];
+	char want[16];
+	int i, n = fx_act_res(c, "cm_id", id, 4);
+
+	snprintf(want, sizeof(want), ":%u", port);
+	for (i = 0; i < n && i < 4 && !state; i++) {
+		addr = rl_res_get(&id[i], "src-addr");
+		if (addr && strlen(addr) > strlen(want) &&
+		    strcmp(addr + strlen(addr) - strlen(want), want) == 0)
+			state = rl_res_get(&id[i], "state");
+	}
+	return rl_expect(
+		c, state && strcmp(state, "LISTEN") == 0,
+		"expected the kernel to list an rdma_cm id of the test's process listening "
+		"on port %u, got %s%s",
+		port, state ? "one in state " : "none", state ? state : "");
+}
+
+static void timed_out_in_time(struct rl_case *c)
+{
+	const struct cm_in *in = c->in;
+	long took = fx_took_ms(c);
+	long long ret;
+
+	if (!fx_ok(c, "lab2_listen", 1) || !listens_on(c, in->port))
+		return;
+	ret = rl_said_int(c, "lab2_get_request");
+	if (rl_expect(c, ret == -ETIMEDOUT,
+		      "expected -ETIMEDOUT (%d) from lab2_get_request, got %lld (%s)", -ETIMEDOUT,
+		      ret, strerror((int)-ret)))
+		rl_expect(c, took >= in->timeout_ms - 50 && took < in->timeout_ms + 1700,
+			  "expected to wait about %d ms, waited %ld ms", in->timeout_ms, took);
+}
+
+RL_GRADED(get_request_times_out_when_no_client_comes, .step = 1, .points = 1,
+	  .setup = free_port_and_timeout, .act = waits_for_a_request, .check = timed_out_in_time);
+
+static void resolves_a_name(struct rl_case *c)
+{
+	struct lab2_conn k = { .timeout_ms = 300 };
+
+	(void)c;
+	rl_say_int("lab2_resolve", lab2_resolve(&k, "not-an-address", 7471));
+	fx_cm_close(&k);
+}
+
+static void failed_cleanly(struct rl_case *c)
+{
+	long long ret = rl_said_int(c, "lab2_resolve");
+
+	rl_expect(c, ret < 0 && ret != -ENOSYS,
+		  "expected a negative errno from lab2_resolve, got %lld (%s)", ret,
+		  strerror((int)-ret));
+}
+
+RL_GRADED(resolving_an_address_that_is_not_an_ip_fails_cleanly, .step = 1, .points = 1,
+	  .act = resolves_a_name, .check = failed_cleanly);

@@ -1,103 +1,350 @@
 /* test_cq.c: Lab 2 step 2: a CQ with a completion channel, and sleeping on it. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fixture.h"
 #include "lab2.h"
 
 /* Step 2 */
 
-RL_TEST(create_cq_binds_a_new_cq_to_a_new_channel, .step = 2, .points = 2)
-{
-	struct fx_pair p;
+/* The inputs of a step 2 test, chosen by its setup. */
+struct cq_in {
+	struct ref_opts o; /* the reference peer's */
+	uint16_t port;     /* where it listens */
+	uint64_t wr_id[2]; /* the work requests the fixture posts */
+	int timeout_ms;    /* the wait a test bounds */
+};
 
-	fx_pair_open(&p, true, 1);
-	ck_assert_msg(p.c.cq->channel == p.c.comp,
-		      "expected the CQ to wake c->comp (%p), it wakes %p", (void *)p.c.comp,
-		      (void *)p.c.cq->channel);
-	ck_assert_msg(p.c.cq->cqe >= LAB2_CQ_DEPTH, "expected at least %d CQ entries, got %d",
-		      LAB2_CQ_DEPTH, p.c.cq->cqe);
+/* Fresh wr_ids, none of them a lab2_wr_id. */
+static void random_wr_ids(struct cq_in *in)
+{
+	uint32_t r[2];
+	int i;
+
+	ck_assert(getrandom(r, sizeof(r), 0) == sizeof(r));
+	for (i = 0; i < 2; i++)
+		in->wr_id[i] = 1000 + (uint64_t)r[i] * 2 + (uint64_t)i;
+}
+
+/* The peer's immediate number I: four letters of its secret, which only it knows. */
+static uint32_t secret_imm(const char *secret, int i)
+{
+	uint32_t v;
+
+	memcpy(&v, secret + 4 * i, sizeof(v));
+	return v;
+}
+
+/* The peer: one message, once connected. */
+static void sends_a_message(const void *in, struct fx_report *r)
+{
+	const struct cq_in *ci = in;
+	struct ref_conn k;
+
+	if (!ref_accept(&k, &ci->o, r)) {
+		memcpy(k.buf + REF_SEND, "wake up", 8);
+		ref_send(&k, r, 8, NULL);
+	}
+	ref_end(&k, r);
+}
+
+static void peer_sends_a_message(struct rl_case *c)
+{
+	struct cq_in *in = c->in;
+
+	in->o = ref_default();
+	fx_peer_start(sends_a_message, in);
+	in->port = fx_peer_port();
+}
+
+/*
+ * lab2_create_cq() makes the CQ of a connection; armed, it must wake
+ * c->comp when the peer's message completes.
+ */
+static void waits_on_the_channel(struct rl_case *c)
+{
+	const struct cq_in *in = c->in;
+	struct fx_pair_opts o = { .port = in->port,
+				  .student_cq = true,
+				  .recvs = 1,
+				  .arm_cq = true,
+				  .peer_rnr_retry = LAB2_RNR_RETRY };
+	struct fx_pair p;
+	struct pollfd pfd;
+	struct ibv_cq *cq = NULL;
+	void *cq_ctx;
+
+	if (fx_pair_build(&p, &o)) {
+		fx_pair_connect(&p, &o);
+		pfd = (struct pollfd){ .fd = p.c.comp->fd, .events = POLLIN };
+		if (poll(&pfd, 1, FX_TIMEOUT_MS) == 1 && !ibv_get_cq_event(p.c.comp, &cq, &cq_ctx))
+			ibv_ack_cq_events(cq, 1);
+		rl_say_int("woke", cq != NULL);
+		rl_say_int("woke_our_cq", cq == p.c.cq);
+		rl_hold();
+	}
 	fx_pair_close(&p);
 }
-END_TEST
 
-RL_TEST(wait_wc_returns_the_completion_that_arrives, .step = 2, .points = 2)
+static void cq_bound_to_its_channel(struct rl_case *c)
 {
+	const struct fx_report *r;
+	struct rl_res cq[4];
+	const char *cqe;
+	int n;
+
+	if (fx_ok(c, "lab2_create_cq", 2))
+		rl_expect(c, rl_said_int(c, "made_cq"),
+			  "expected lab2_create_cq to set c->comp and c->cq");
+	r = fx_peer_end(c, FX_DONE);
+	rl_expect(c, r->ret == 0, "expected the reference peer's message to arrive, %s", r->why);
+	rl_expect(c, rl_said_int(c, "woke"),
+		  "expected the completion of the peer's message to wake c->comp, it did not "
+		  "(is the CQ made with that channel?)");
+	rl_expect(c, rl_said_int(c, "woke_our_cq"),
+		  "expected c->comp to wake for c->cq, it woke for another CQ");
+	n = fx_act_res(c, "cq", cq, 4);
+	if (n < 0 || !rl_expect(c, n == 1, "expected the kernel to list one CQ, got %d", n))
+		return;
+	cqe = rl_res_get(&cq[0], "cqe");
+	rl_expect(c, cqe && atoi(cqe) >= LAB2_CQ_DEPTH, "expected at least %d CQ entries, got %s",
+		  LAB2_CQ_DEPTH, cqe ? cqe : "none");
+}
+
+RL_GRADED(create_cq_binds_a_new_cq_to_a_new_channel, .step = 2, .points = 2,
+	  .setup = peer_sends_a_message, .act = waits_on_the_channel,
+	  .check = cq_bound_to_its_channel);
+
+/*
+ * The peer: two messages with its immediates, the second once the first
+ * arrived and a while after, so that the second wait sleeps.
+ */
+static void sends_two_immediates(const void *in, struct fx_report *r)
+{
+	const struct cq_in *ci = in;
+	struct ref_conn k;
+	uint32_t imm;
+	int i;
+
+	if (!ref_accept(&k, &ci->o, r)) {
+		for (i = 0; i < 2; i++) {
+			if (i)
+				usleep(300000);
+			imm = secret_imm(r->secret, i);
+			memcpy(k.buf + REF_SEND, "completion", 11);
+			if (ref_send(&k, r, 11, &imm))
+				break;
+		}
+	}
+	ref_end(&k, r);
+}
+
+static void peer_sends_two_immediates(struct rl_case *c)
+{
+	struct cq_in *in = c->in;
+
+	random_wr_ids(in);
+	in->o = ref_default();
+	fx_peer_start(sends_two_immediates, in);
+	in->port = fx_peer_port();
+}
+
+static void waits_twice(struct rl_case *c)
+{
+	const struct cq_in *in = c->in;
+	struct fx_pair_opts o = { .port = in->port,
+				  .recvs = 2,
+				  .recv_wr_id = in->wr_id,
+				  .peer_rnr_retry = LAB2_RNR_RETRY };
+	char name[32];
 	struct ibv_wc wc;
 	struct fx_pair p;
 	int i;
 
-	fx_pair_open(&p, false, 1);
+	fx_pair_open(&p, &o);
 	/* Twice: the second wait needs the CQ armed again and the first event acknowledged. */
 	for (i = 0; i < 2; i++) {
-		fx_peer_recv(&p);
-		fx_ok(rl_post_send_msg(p.c.qp, p.c.msg_mr, p.c.bufs.send, 8, LAB2_WR_SEND + 10 * i),
-		      "the fixture's SEND", 2);
 		memset(&wc, 0, sizeof(wc));
-		fx_ok(lab2_wait_wc(&p.c, &wc), "lab2_wait_wc", 2);
-		ck_assert_msg(wc.wr_id == (uint64_t)(LAB2_WR_SEND + 10 * i) &&
-				      wc.opcode == IBV_WC_SEND,
-			      "expected the SEND's completion (wr_id %d), got wr_id %llu opcode %d",
-			      LAB2_WR_SEND + 10 * i, (unsigned long long)wc.wr_id, wc.opcode);
+		snprintf(name, sizeof(name), "lab2_wait_wc (%d)", i + 1);
+		if (!fx_say_ret(name, lab2_wait_wc(&p.c, &wc)))
+			break;
+		snprintf(name, sizeof(name), "wr_id%d", i);
+		rl_say_int(name, (long long)wc.wr_id);
+		snprintf(name, sizeof(name), "opcode%d", i);
+		rl_say_int(name, wc.opcode);
+		snprintf(name, sizeof(name), "imm%d", i);
+		rl_say_int(name,
+			   wc.wc_flags & IBV_WC_WITH_IMM ? (long long)ntohl(wc.imm_data) : -1);
 	}
 	fx_pair_close(&p);
 }
-END_TEST
 
-RL_TEST(wait_wc_reports_a_failed_completion_with_eio, .step = 2, .points = 1)
+/* What the act said its I-th wait gave (NAME: "wr_id", "opcode", "imm"). */
+static long long said_of(struct rl_case *c, const char *name, int i)
 {
-	struct ibv_wc wc;
-	struct fx_pair p;
-	int ret;
+	char key[32];
 
-	fx_pair_open(&p, false, 1);
-	fx_ok(rl_post_write(p.c.qp, p.c.rdma_mr, p.c.rdma_buf, 16, (uintptr_t)p.peer_buf,
-			    p.peer_mr->rkey ^ 0x5500, LAB2_WR_WRITE),
-	      "the fixture's RDMA WRITE", 2);
-	memset(&wc, 0, sizeof(wc));
-	ret = lab2_wait_wc(&p.c, &wc);
-	ck_assert_msg(ret == -EIO, "expected -EIO from lab2_wait_wc, got %d (%s)", ret,
-		      strerror(-ret));
-	ck_assert_msg(wc.status == IBV_WC_REM_ACCESS_ERR,
-		      "expected \"%s\" in wc.status, got \"%s\"",
-		      ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR), ibv_wc_status_str(wc.status));
+	snprintf(key, sizeof(key), "%s%d", name, i);
+	return rl_said_int(c, key);
+}
+
+static void each_wait_gave_its_completion(struct rl_case *c)
+{
+	const struct cq_in *in = c->in;
+	const struct fx_report *r;
+	uint32_t imm;
+	long long got_imm;
+	char name[32];
+	int i;
+
+	r = fx_peer_end(c, FX_DONE);
+	for (i = 0; i < 2 && !rl_failed(c); i++) {
+		snprintf(name, sizeof(name), "lab2_wait_wc (%d)", i + 1);
+		if (!fx_ok(c, name, 2))
+			break;
+		imm = secret_imm(r->secret, i);
+		got_imm = said_of(c, "imm", i);
+		rl_expect(c,
+			  (uint64_t)said_of(c, "wr_id", i) == in->wr_id[i] &&
+				  said_of(c, "opcode", i) == IBV_WC_RECV && got_imm == imm,
+			  "wait %d: expected the RECV completion of wr_id %llu, with the peer's "
+			  "immediate 0x%08x; got wr_id %llu opcode %lld immediate %s0x%08x",
+			  i + 1, (unsigned long long)in->wr_id[i], imm,
+			  (unsigned long long)said_of(c, "wr_id", i), said_of(c, "opcode", i),
+			  got_imm < 0 ? "(none) " : "", (uint32_t)got_imm);
+	}
+}
+
+RL_GRADED(wait_wc_returns_the_completion_that_arrives, .step = 2, .points = 2,
+	  .setup = peer_sends_two_immediates, .act = waits_twice,
+	  .check = each_wait_gave_its_completion);
+
+/* The peer: connected, and nothing more. */
+static void stays_connected(const void *in, struct fx_report *r)
+{
+	const struct cq_in *ci = in;
+	struct ref_conn k;
+
+	ref_accept(&k, &ci->o, r);
+	ref_end(&k, r);
+}
+
+static void quiet_peer(struct rl_case *c)
+{
+	struct cq_in *in = c->in;
+
+	random_wr_ids(in);
+	in->o = ref_default();
+	fx_peer_start(stays_connected, in);
+	in->port = fx_peer_port();
+}
+
+/* An RDMA WRITE to the peer with a wrong rkey: remote access error. */
+static void waits_for_a_failed_write(struct rl_case *c)
+{
+	const struct cq_in *in = c->in;
+	struct fx_pair_opts o = { .port = in->port, .peer_rnr_retry = LAB2_RNR_RETRY };
+	struct ibv_wc wc = { 0 };
+	struct fx_pair p;
+
+	fx_pair_open(&p, &o);
+	ck_assert_int_eq(rl_post_write(p.c.qp, p.c.rdma_mr, p.c.rdma_buf, 16, p.peer_addr,
+				       p.peer_rkey ^ 0x5500, in->wr_id[0]),
+			 0);
+	rl_say_int("lab2_wait_wc", lab2_wait_wc(&p.c, &wc));
+	rl_say_int("status", wc.status);
+	rl_say_int("wr_id", (long long)wc.wr_id);
 	fx_pair_close(&p);
 }
-END_TEST
 
-/* CPU time this process used, in ms. */
-static long cpu_ms(void)
+static void failed_with_eio(struct rl_case *c)
+{
+	const struct cq_in *in = c->in;
+	long long ret = rl_said_int(c, "lab2_wait_wc");
+	int status = (int)rl_said_int(c, "status");
+
+	fx_peer_end(c, FX_ESTABLISHED);
+	if (rl_expect(c, ret == -EIO, "expected -EIO from lab2_wait_wc, got %lld (%s)", ret,
+		      strerror((int)-ret)) &&
+	    rl_expect(c, status == IBV_WC_REM_ACCESS_ERR,
+		      "expected \"%s\" in wc.status, got \"%s\"",
+		      ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR),
+		      ibv_wc_status_str((enum ibv_wc_status)status)))
+		rl_expect(c, (uint64_t)rl_said_int(c, "wr_id") == in->wr_id[0],
+			  "expected the failed WRITE's wr_id %llu in wc.wr_id, got %llu",
+			  (unsigned long long)in->wr_id[0],
+			  (unsigned long long)rl_said_int(c, "wr_id"));
+}
+
+RL_GRADED(wait_wc_reports_a_failed_completion_with_eio, .step = 2, .points = 1, .setup = quiet_peer,
+	  .act = waits_for_a_failed_write, .check = failed_with_eio);
+
+/* A timeout of 400 to 800 ms, this run. */
+static void random_timeout(struct rl_case *c)
+{
+	struct cq_in *in = c->in;
+	uint16_t r = 0;
+
+	ck_assert(getrandom(&r, sizeof(r), 0) == sizeof(r));
+	in->timeout_ms = 400 + r % 401;
+}
+
+/* This process's CPU time, in ns. */
+static long long cpu_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	clock_gettime(clock, &ts);
+	return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-RL_TEST(wait_wc_sleeps_on_the_channel_and_times_out, .step = 2, .points = 2)
+/* lab2_wait_wc() on an empty CQ: the check reads the time and the CPU time it took. */
+static void waits_on_an_empty_cq(struct rl_case *c)
 {
+	const struct cq_in *in = c->in;
+	struct lab2_conn k = { .timeout_ms = in->timeout_ms };
+	struct ibv_context *ctx = fx_open();
 	struct ibv_wc wc;
-	struct fx_pair p;
-	long start, cpu, took;
-	int ret;
 
-	fx_pair_open(&p, false, 1);
-	p.c.timeout_ms = 600;
-	start = fx_now_ms();
-	cpu = cpu_ms();
-	ret = lab2_wait_wc(&p.c, &wc);
-	took = fx_now_ms() - start;
-	cpu = cpu_ms() - cpu;
-	ck_assert_msg(ret == -ETIMEDOUT,
-		      "expected -ETIMEDOUT from lab2_wait_wc on an empty CQ, got %d (%s)", ret,
-		      strerror(-ret));
-	ck_assert_msg(took >= 500 && took < 3000, "expected to wait about 600 ms, waited %ld ms",
-		      took);
-	ck_assert_msg(
-		cpu < took / 3,
-		"expected to sleep on the completion channel, but %ld ms of CPU went in %ld ms "
-		"(busy polling?)",
-		cpu, took);
-	fx_pair_close(&p);
+	k.comp = ibv_create_comp_channel(ctx);
+	ck_assert_msg(k.comp, "fixture: ibv_create_comp_channel failed");
+	k.cq = ibv_create_cq(ctx, LAB2_CQ_DEPTH, NULL, k.comp, 0);
+	ck_assert_msg(k.cq, "fixture: ibv_create_cq failed: %s", strerror(errno));
+	rl_say_int("cpu_ns", cpu_ns(CLOCK_PROCESS_CPUTIME_ID));
+	fx_say_start();
+	rl_say_int("lab2_wait_wc", lab2_wait_wc(&k, &wc));
+	rl_hold();
+	ibv_destroy_cq(k.cq);
+	ibv_destroy_comp_channel(k.comp);
+	ibv_close_device(ctx);
 }
-END_TEST
+
+static void slept_until_the_timeout(struct rl_case *c)
+{
+	const struct cq_in *in = c->in;
+	long took = fx_took_ms(c), cpu = -1;
+	long long ret = rl_said_int(c, "lab2_wait_wc");
+	clockid_t clock;
+
+	/* The act's CPU time, from the kernel: the act cannot say less than it used. */
+	if (rl_act_pid(c) > 0 && clock_getcpuclockid(rl_act_pid(c), &clock) == 0)
+		cpu = (long)((cpu_ns(clock) - rl_said_int(c, "cpu_ns")) / 1000000);
+	if (rl_expect(c, ret == -ETIMEDOUT,
+		      "expected -ETIMEDOUT from lab2_wait_wc on an empty CQ, got %lld (%s)", ret,
+		      strerror((int)-ret)) &&
+	    rl_expect(c, took >= in->timeout_ms - 100 && took < in->timeout_ms + 2400,
+		      "expected to wait about %d ms, waited %ld ms", in->timeout_ms, took))
+		rl_expect(c, cpu >= 0 && cpu < took / 3,
+			  "expected to sleep on the completion channel, but %ld ms of CPU went in "
+			  "%ld ms (busy polling?)",
+			  cpu, took);
+}
+
+RL_GRADED(wait_wc_sleeps_on_the_channel_and_times_out, .step = 2, .points = 2,
+	  .setup = random_timeout, .act = waits_on_an_empty_cq, .check = slept_until_the_timeout);
