@@ -36,7 +36,7 @@ $(BUILD)/$(1)/lab$(2)/%.o: $(1)/lab$(2)/%.c
 
 $(BUILD)/$(1)/lab$(2)/tests/%.o: tests/lab$(2)/%.c
 	@mkdir -p $$(@D)
-	$$(CC) $$(CPPFLAGS) -I$(1)/lab$(2) -DRL_LAB=$(2) $$(CFLAGS) -c -o $$@ $$<
+	$$(CC) $$(CPPFLAGS) -I$(1)/lab$(2) $$(CFLAGS) -c -o $$@ $$<
 
 $$($(1)_lab$(2)_TESTS): $$($(1)_lab$(2)_TEST_OBJS) $$($(1)_lab$(2)_OBJS) $$(GRADED_OBJ) $$(FW_LIB)
 	$$(CC) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)

@@ -178,9 +178,9 @@ static int children(pid_t *pid, int max)
 		if (len <= 0)
 			continue;
 		stat[len] = '\0';
-		/* "PID (COMM) STATE PPID ...", where COMM may hold anything. */
+		/* "PID (COMM) STATE PPID ...", where COMM may hold anything; a zombie is dead. */
 		after = strrchr(stat, ')');
-		if (after && atoi(after + 4) == getpid())
+		if (after && after[2] != 'Z' && atoi(after + 4) == getpid())
 			pid[n++] = atoi(d->d_name);
 	}
 	closedir(proc);
@@ -190,12 +190,13 @@ static int children(pid_t *pid, int max)
 /*
  * Kills whatever the test left running, daemons included: this process is
  * a subreaper, so every orphan of the test becomes its child. Bounded: 500
- * rounds of 10 ms. Returns how many processes it killed.
+ * rounds of 10 ms. Returns how many processes it killed (each once: one
+ * killed but not yet reaped is seen again in the next round).
  */
 static int end_leftovers(void)
 {
-	pid_t pid[256];
-	int round, i, n, killed = 0;
+	pid_t pid[256], seen[256];
+	int round, i, j, n, killed = 0;
 
 	for (round = 0; round < 500; round++) {
 		while (waitpid(-1, NULL, WNOHANG) > 0)
@@ -203,8 +204,12 @@ static int end_leftovers(void)
 		n = children(pid, 256);
 		if (n == 0)
 			return killed;
-		for (i = 0; i < n; i++)
-			killed += kill(pid[i], SIGKILL) == 0;
+		for (i = 0; i < n; i++) {
+			for (j = 0; j < killed && seen[j] != pid[i]; j++)
+				;
+			if (kill(pid[i], SIGKILL) == 0 && j == killed && killed < 256)
+				seen[killed++] = pid[i];
+		}
 		usleep(10000);
 	}
 	fprintf(stderr, "graded: processes left by the tests would not die\n");

@@ -67,7 +67,7 @@ struct rl_graded {
 	const char *name;
 	const char *file;
 	int line;
-	int lab;              /* RL_LAB, from the makefile */
+	int lab;              /* RL_LAB, from the lab's header (labN.h) */
 	int step;             /* make check LAB=N STEP=k runs the tests of step k */
 	int points;           /* earned when the test passes */
 	int needs;            /* skipped, not run, when this earlier step failed; 0: none */
@@ -84,10 +84,6 @@ struct rl_case {
 	void *in;   /* RL_CASE_IN bytes, zeroed, written by setup, read by act and check */
 	void *priv; /* the runner's */
 };
-
-#ifndef RL_LAB
-#define RL_LAB 0
-#endif
 
 #define RL_GRADED(name_, ...)                                                                      \
 	static const struct rl_graded name_##_grade = {                                            \

@@ -23,7 +23,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "lab1.h" /* before harness.h: it defines RL_LAB */
+#include "lab1.h"
 #include "../harness.h"
 #include "rdmalab.h"
 

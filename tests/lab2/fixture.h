@@ -13,9 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* lab2.h first: it defines RL_LAB, which harness.h would default. */
-#include "lab2.h"
 #include "../harness.h"
+#include "lab2.h"
 
 #define FX_TIMEOUT_MS 5000
 /* The random texts of a run (see rl_test_random_text), NUL included: within LAB2_TEXT_MAX. */

@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "lab3.h" /* first: it says which lab (RL_LAB) */
+#include "lab3.h"
 #include "../harness.h"
 #include "receiver_fixture.h"
 

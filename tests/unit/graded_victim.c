@@ -12,6 +12,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* A lab's header defines its number, which each declaration records. */
+#define RL_LAB 9
+
 #include "../harness.h"
 
 /* An act that says 42, and a check that wants 42. */
