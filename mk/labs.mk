@@ -60,7 +60,7 @@ LAB_RUBRIC      = $(BUILD)/rubric/lab$(1).jsonl
 LAB_RECEIVERS   = $(BUILD)/rubric/lab$(1).receivers
 RUBRIC_LDFLAGS := -no-pie -Wl,--unresolved-symbols=ignore-all
 define rubric_rule
-$(call LAB_RUBRIC_PROG,$(1)): $$(filter %.o,$$(labs_lab$(1)_TEST_OBJS)) $$(GRADED_OBJ) $$(FW_LIB)
+$(call LAB_RUBRIC_PROG,$(1)): $$(labs_lab$(1)_TEST_OBJS) $$(GRADED_OBJ) $$(FW_LIB)
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS) $(RUBRIC_LDFLAGS) -o $$@ $$^ $$(LDLIBS)
 
