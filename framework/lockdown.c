@@ -13,7 +13,9 @@
  * root (make check as root, in a guest) could otherwise read a parent that
  * is not dumpable through /proc (CAP_SYS_PTRACE) or write files it does
  * not own (CAP_DAC_OVERRIDE). Verbs need none: locked memory comes from
- * RLIMIT_MEMLOCK.
+ * RLIMIT_MEMLOCK. Call it before opening a verbs device: the kernel
+ * refuses the device's commands (EACCES, ib_safe_file_access) to a process
+ * whose credentials changed since it opened it.
  *
  * What loads code later is made to load it now: the verbs providers
  * (ibv_get_device_list), OpenSSL's SHA-256, the resolver's NSS modules

@@ -146,18 +146,19 @@ int main(int argc, char **argv)
 		return EXIT_SUCCESS;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/*
+	 * Before the device opens (a process that changes its credentials
+	 * afterwards may not use it) and before your steps run: locked down as
+	 * in the tests (framework/lockdown.c: no executable memory, no exec).
+	 */
+	if (rl_lockdown())
+		return EXIT_FAILURE;
 	if (lab3_open_file(&f, o.file))
 		return EXIT_FAILURE;
 	f.progress = isatty(STDERR_FILENO) && f.size > LAB3_PROGRESS_MIN;
 	if (lab3_connect(&c, o.server, o.port, o.timeout_ms))
 		goto clean_file;
 	printf("connected to %s:%u\n", o.server, o.port);
-	/*
-	 * The device is open. From here on your steps run, locked down as in
-	 * the tests (framework/lockdown.c: no executable memory, no exec).
-	 */
-	if (rl_lockdown())
-		goto clean_conn;
 	if (lab3_hash_file(&f))
 		goto clean_conn;
 	lab3_sha256_hex(f.sha256, hex);
