@@ -226,6 +226,14 @@ static struct ibv_context *lab4_open(const struct lab4_opts *o, int *gid_index)
 
 	if (!ctx)
 		return NULL;
+	/*
+	 * Your steps run from here on, as they run in the tests: with no
+	 * executable memory, no exec and no ptrace (framework/lockdown.c).
+	 */
+	if (rl_lockdown()) {
+		ibv_close_device(ctx);
+		return NULL;
+	}
 	*gid_index = rl_choose_gid_index(ctx, (uint8_t)o->common.ib_port, o->common.gid_index);
 	/* RC runs on every device: only SRD needs step 4's check. */
 	if (*gid_index < 0 ||

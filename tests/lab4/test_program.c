@@ -1,7 +1,10 @@
 /*
- * test_program.c: the lab4 program as a whole: serve and send, run as child
- * processes, print the contract lines, and say "receiver bad" with exit 1
- * when the announced hash differs (step 2); send with each wait (step 5).
+ * test_program.c: the lab4 program as a whole, run by the check: serve and
+ * send print the contract lines, and say "receiver bad" with exit 1 when
+ * the announced hash differs (step 2); send with each wait (step 5). The
+ * lab's code runs in those two processes, locked down by their main.c; the
+ * check made the file, computed its SHA-256, and compares it with the one
+ * serve --verify finds in its buffer (main.c's code, not the lab's).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +15,7 @@
 /*
  * Serve and send a file of SIZE random bytes, the sender waiting as WAIT says
  * (NULL: its default) with EXTRA send options (NULL: none); both runs into
- * SERVE, SEND, and the file's SHA-256, computed by the test, into HEX.
+ * SERVE, SEND, and the file's SHA-256, computed here, into HEX.
  */
 static void transfer(uint64_t size, const char *wait, const char *extra, struct fx_run *serve,
 		     struct fx_run *send, char hex[65])
@@ -45,58 +48,74 @@ static void transfer(uint64_t size, const char *wait, const char *extra, struct 
 }
 
 /*
- * The SHA-256 on SERVE's "verified" line (at most 64 digits), or "": serve
- * --verify hashes its buffer in main.c, outside the lab's steps, so a step
- * that says "good" without the bytes having arrived cannot pass.
+ * The SHA-256 on SERVE's last "verified" line (at most 64 digits), or "":
+ * serve --verify hashes its buffer in main.c, after the lab's steps, so a
+ * step that says "good" without the bytes having arrived cannot pass, nor
+ * one that prints a "verified" line of its own before it.
  */
 static void served_hash(const struct fx_run *serve, char hex[65])
 {
 	static const char tag[] = "lab4: verified SHA-256 ";
-	const char *at = strstr(serve->out, tag);
+	const char *at = fx_last_line(serve->out, tag);
 
 	snprintf(hex, 65, "%.64s", at ? at + strlen(tag) : "");
 }
 
-/*
- * SEND printed the contract line for SIZE bytes in 64 KiB chunks, receiver
- * good, and SERVE printed the SHA-256 the test computed (HEX), not only its
- * own verdict.
- */
-static void says_sent_and_good(uint64_t size, const char *how, const char *hex,
-			       const struct fx_run *serve, const struct fx_run *send)
+/* Serve found the file's SHA-256 (HEX) in its buffer: the bytes arrived. */
+static bool served_the_file(struct rl_case *c, uint64_t size, const char *how, const char *hex,
+			    const struct fx_run *serve)
 {
-	unsigned long long n;
-	unsigned chunks;
-	double h, t, c, s;
-	char verdict[16], served[65];
+	char served[65];
 
-	ck_assert_msg(send->status == 0, "%llu bytes, %s: expected send to exit 0, got %d:\n%s%s",
-		      (unsigned long long)size, how, send->status, send->out, send->err);
-	ck_assert_msg(
-		sscanf(send->out,
-		       "lab4: sent %llu bytes in %u chunks: hash %lf s, transfer %lf s, cpu %lf "
-		       "s, total %lf s, receiver %15s",
-		       &n, &chunks, &h, &t, &c, &s, verdict) == 7,
-		"%s: expected the contract line, got:\n%s", how, send->out);
-	ck_assert_msg(n == size && chunks == lab4_nchunks(size, 65536) &&
-			      !strcmp(verdict, "good") && t <= s && c >= 0,
-		      "%llu bytes, %s: expected %llu bytes in %u chunks, receiver good, got:\n%s",
-		      (unsigned long long)size, how, (unsigned long long)size,
-		      lab4_nchunks(size, 65536), send->out);
-	ck_assert_msg(serve->status == 0 && strstr(serve->out, "good"),
-		      "%llu bytes, %s: expected serve to exit 0 saying good, got %d:\n%s%s",
-		      (unsigned long long)size, how, serve->status, serve->out, serve->err);
 	served_hash(serve, served);
-	ck_assert_msg(
-		strcmp(served, hex) == 0,
-		"%llu bytes, %s: expected serve --verify to find the file's SHA-256 %s in its "
-		"buffer, got \"%s\":\n%s",
-		(unsigned long long)size, how, hex, served, serve->out);
+	return rl_expect(c, strcmp(served, hex) == 0,
+			 "%llu bytes, %s: expected serve --verify to find the file's SHA-256 %s "
+			 "in its buffer, got \"%s\":\n%s",
+			 (unsigned long long)size, how, hex, served, serve->out);
 }
 
-RL_TEST(send_prints_the_contract_line_and_receiver_good, .step = 2, .points = 3, .needs = 1)
+/*
+ * SEND printed the contract line for SIZE bytes in 64 KiB chunks, receiver
+ * good, and SERVE printed the SHA-256 the check computed (HEX), not only
+ * its own verdict.
+ */
+static bool says_sent_and_good(struct rl_case *c, uint64_t size, const char *how, const char *hex,
+			       const struct fx_run *serve, const struct fx_run *send)
 {
-	static const uint64_t sizes[] = { 0, 1, (3 << 20) + 5 };
+	const char *line = fx_last_line(send->out, "lab4: sent ");
+	unsigned long long n;
+	unsigned chunks;
+	double h, t, cpu, s;
+	char verdict[16];
+
+	if (!rl_expect(c, send->status == 0,
+		       "%llu bytes, %s: expected send to exit 0, got %d:\n%s%s",
+		       (unsigned long long)size, how, send->status, send->out, send->err) ||
+	    !rl_expect(c,
+		       line && sscanf(line,
+				      "lab4: sent %llu bytes in %u chunks: hash %lf s, transfer %lf "
+				      "s, cpu %lf s, total %lf s, receiver %15s",
+				      &n, &chunks, &h, &t, &cpu, &s, verdict) == 7,
+		       "%s: expected the contract line, got:\n%s", how, send->out) ||
+	    !rl_expect(c,
+		       n == size && chunks == lab4_nchunks(size, 65536) &&
+			       !strcmp(verdict, "good") && t <= s && cpu >= 0,
+		       "%llu bytes, %s: expected %llu bytes in %u chunks, receiver good, got:\n%s",
+		       (unsigned long long)size, how, (unsigned long long)size,
+		       lab4_nchunks(size, 65536), send->out))
+		return false;
+	line = fx_last_line(serve->out, "lab4: received ");
+	if (!rl_expect(c, serve->status == 0 && line && strstr(line, ", good"),
+		       "%llu bytes, %s: expected serve to exit 0 saying good, got %d:\n%s%s",
+		       (unsigned long long)size, how, serve->status, serve->out, serve->err))
+		return false;
+	return served_the_file(c, size, how, hex, serve);
+}
+
+static void sent_and_good(struct rl_case *c)
+{
+	/* Nothing, a few bytes, and a few MiB: sizes of this run's. */
+	const uint64_t sizes[] = { 0, fx_between(1, 4096), (3 << 20) + fx_between(1, 65535) };
 	struct fx_run serve, send;
 	char hex[65];
 	size_t i;
@@ -104,30 +123,40 @@ RL_TEST(send_prints_the_contract_line_and_receiver_good, .step = 2, .points = 3,
 	/* The given busy wait: this step does not depend on step 5. */
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		transfer(sizes[i], "busy", NULL, &serve, &send, hex);
-		says_sent_and_good(sizes[i], "--wait busy", hex, &serve, &send);
+		if (!says_sent_and_good(c, sizes[i], "--wait busy", hex, &serve, &send))
+			return;
 	}
 }
-END_TEST
 
-RL_TEST(send_says_receiver_bad_and_exits_1_when_the_hash_differs, .step = 2, .points = 1,
-	.needs = 1)
+RL_GRADED(send_prints_the_contract_line_and_receiver_good, .step = 2, .points = 3, .needs = 1,
+	  .check = sent_and_good);
+
+static void says_bad(struct rl_case *c)
 {
+	uint64_t size = fx_between(50000, 150000);
 	struct fx_run serve, send;
+	const char *line;
 	char hex[65];
 
-	transfer(100000, "busy", "--fault-bad-hash", &serve, &send, hex);
-	ck_assert_msg(send.status == 1 && strstr(send.out, "receiver bad"),
-		      "expected exit 1 and \"receiver bad\", got %d:\n%s%s", send.status, send.out,
-		      send.err);
-	ck_assert_msg(serve.status == 1, "expected serve to exit 1 on a bad hash, got %d",
-		      serve.status);
+	transfer(size, "busy", "--fault-bad-hash", &serve, &send, hex);
+	line = fx_last_line(send.out, "lab4: sent ");
+	if (!rl_expect(c, send.status == 1 && line && strstr(line, "receiver bad"),
+		       "expected exit 1 and \"receiver bad\", got %d:\n%s%s", send.status, send.out,
+		       send.err) ||
+	    !rl_expect(c, serve.status == 1, "expected serve to exit 1 on a bad hash, got %d",
+		       serve.status))
+		return;
+	/* Only the announcement was wrong: the bytes themselves arrived. */
+	served_the_file(c, size, "--fault-bad-hash", hex, &serve);
 }
-END_TEST
 
-RL_TEST(send_delivers_the_file_with_every_wait_strategy, .step = 5, .points = 2, .needs = 2)
+RL_GRADED(send_says_receiver_bad_and_exits_1_when_the_hash_differs, .step = 2, .points = 1,
+	  .needs = 1, .check = says_bad);
+
+static void every_wait(struct rl_case *c)
 {
 	static const char *const waits[] = { "event", "adaptive", NULL };
-	const uint64_t size = (3 << 20) + 5;
+	const uint64_t size = (3 << 20) + fx_between(1, 65535);
 	struct fx_run serve, send;
 	char hex[65];
 	size_t i;
@@ -135,8 +164,11 @@ RL_TEST(send_delivers_the_file_with_every_wait_strategy, .step = 5, .points = 2,
 	/* NULL: no --wait at all, the default (adaptive). */
 	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
 		transfer(size, waits[i], NULL, &serve, &send, hex);
-		says_sent_and_good(size, waits[i] ? waits[i] : "the default wait", hex, &serve,
-				   &send);
+		if (!says_sent_and_good(c, size, waits[i] ? waits[i] : "the default wait", hex,
+					&serve, &send))
+			return;
 	}
 }
-END_TEST
+
+RL_GRADED(send_delivers_the_file_with_every_wait_strategy, .step = 5, .points = 2, .needs = 2,
+	  .check = every_wait);
