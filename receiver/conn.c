@@ -19,6 +19,15 @@
 #define RCV_QP_DEPTH 4          /* RCV_RECV_DEPTH and RCV_SEND_SLOTS each */
 #define RCV_CQ_DEPTH 16         /* room for every completion of both queues */
 #define RCV_CLOSE_GRACE_MS 5000 /* how long a last ERROR may take to go out */
+/*
+ * Once it is out, how long the sender has to hang up before the receiver
+ * does: the one who spoke last lets the other close, so that each of the
+ * sender's completions comes before the disconnect (rxe on Linux 6.12
+ * handles an ACK in a work queue, which may run after the disconnect
+ * flushed the send it acknowledged: a STUDENT_ID that arrived then looked
+ * lost to its sender).
+ */
+#define RCV_LINGER_MS 2000
 #define RCV_SEND_WR_ID 100      /* send slot s completes with wr_id 100 + s */
 
 static const char *const rcv_state_names[] = {
@@ -617,7 +626,7 @@ static void rcv_on_completion(struct rcv_conn *conn, const struct ibv_wc *wc)
 		conn->sends_out--;
 	}
 	if (conn->state == RCV_CLOSING && conn->sends_out == 0 && !conn->holding)
-		rcv_conn_end(conn, NULL);
+		conn->deadline_ms = rcv_now_ms() + RCV_LINGER_MS;
 }
 
 /* The CQ of CONN has an event: re-arm it, then handle every completion. */
