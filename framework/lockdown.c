@@ -30,6 +30,8 @@
 #include <netdb.h>
 #include <openssl/evp.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <linux/capability.h>
@@ -88,6 +90,22 @@ static int rl_drop_capabilities(void)
 		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1), RL_KILL,                    \
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
 
+/*
+ * RDMALAB_NO_LOCKDOWN=1 skips it, for a debugger or valgrind (which maps
+ * the code it translates executable) on a test or a lab program. The
+ * grader never skips it: its test programs drop the variable
+ * (tests/graded.c, --results-fd).
+ */
+static bool rl_lockdown_skipped(void)
+{
+	const char *v = getenv("RDMALAB_NO_LOCKDOWN");
+
+	if (!v || strcmp(v, "1") != 0)
+		return false;
+	rl_err("not locked down (RDMALAB_NO_LOCKDOWN=1): for debugging only, graded runs are");
+	return true;
+}
+
 int rl_lockdown(void)
 {
 	struct sock_filter filter[] = {
@@ -113,6 +131,8 @@ int rl_lockdown(void)
 	};
 	struct sock_fprog prog = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };
 
+	if (rl_lockdown_skipped())
+		return 0;
 	rl_lockdown_warm();
 	if (rl_drop_capabilities())
 		return -EPERM;

@@ -362,6 +362,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	rl_harness_start(rl_running_test_name);
+	/* The grader's way (--results-fd): locked down, whatever the environment says. */
+	if (o.results_fd >= 0)
+		unsetenv("RDMALAB_NO_LOCKDOWN");
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	prctl(PR_SET_DUMPABLE, 0);
 	r = calloc(n ? n : 1, sizeof(*r));
