@@ -40,7 +40,7 @@ void rl_crash_raw_frames(void);
  *       check ran them (a test of a whole program has no act). The first
  *       rl_expect() that fails is the test's message.
  *
- *   RL_GRADED(hash_of_an_empty_file_is_the_sha256_of_nothing, .step = 1, .points = 1,
+ *   RL_GRADED(a_file_hashes_to_its_sha256, .step = 1, .points = 1,
  *             .setup = empty_file, .act = hash_it, .check = sha256sum_agrees)
  *
  * and, when it is only worth running once an earlier step passed every
