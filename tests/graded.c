@@ -12,7 +12,8 @@
  *       FILE (whole, or not at all), or to descriptor N (the grader's file,
  *       which no test process holds), else print them: lab, step, test,
  *       result (pass, FAIL, skipped), points (earned), max, message,
- *       skipped_because, said (what the test's processes printed, bounded).
+ *       skipped_because, said (what the test's processes printed, bounded),
+ *       ms (how long it took).
  *       A test whose .needs step failed is skipped, not run, unless --all
  *       (make check-labs runs every test on the stubs). Exits 1 when a test
  *       did not pass, 2 on a usage error.
@@ -252,6 +253,7 @@ static bool put_row(FILE *f, const struct row *r)
 	rl_json_str(&j, "message", r->r.message);
 	rl_json_str(&j, "skipped_because", r->skipped_because);
 	rl_json_str(&j, "said", r->r.said);
+	rl_json_int(&j, "ms", r->r.ms);
 	return rl_json_end(&j) > 0 && fputs(line, f) >= 0;
 }
 

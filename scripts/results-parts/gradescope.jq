@@ -21,5 +21,5 @@ def output:
                  made: $s.made},
     tests: [$r[] | {name: title, score: .points, max_score: .max,
                     status: (if .result == "pass" then "passed" else "failed" end), output: output,
-                    visibility: "visible"}]
+                    visibility: "visible", extra_data: {ms: .ms}}]
   }

@@ -32,6 +32,6 @@ def count($r): map(select(.result == $r)) | length;
   ($r | lab_order[] as $l
    | [$r[] | select(.lab == $l)] as $lab
    | "  <testsuite name=\"\($s.name | text).lab\($l)\" tests=\"\($lab | length)\" failures=\"\($lab | count("FAIL"))\" errors=\"0\" skipped=\"\($lab | count("skipped"))\">",
-     ($lab[] | "    <testcase classname=\"lab\($l).\(if .step == 0 then "build" else "step\(.step)" end)\" name=\"\(.test | text)\">\(outcome)</testcase>"),
+     ($lab[] | "    <testcase classname=\"lab\($l).\(if .step == 0 then "build" else "step\(.step)" end)\" name=\"\(.test | text)\" time=\"\(.ms / 1000)\">\(outcome)</testcase>"),
      "  </testsuite>"),
   "</testsuites>"

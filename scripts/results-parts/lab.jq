@@ -9,7 +9,7 @@ include "records" {search: "./"};
 
 def record($step; $test; $result; $max; $message):
   {lab: $lab, step: $step, test: $test, result: $result, points: 0, max: $max, message: $message,
-   skipped_because: null, said: ""};
+   skipped_because: null, said: "", ms: 0};
 
 (try (
   lab_inputs($rubric) as $in

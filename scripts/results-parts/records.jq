@@ -2,9 +2,10 @@
 # (scripts/results includes it in each of its jq programs). A record, as a
 # lab's test program writes it (tests/graded.c), one JSON line per test:
 #   {"lab":3,"step":1,"test":"...","result":"pass"|"FAIL"|"skipped",
-#    "points":1,"max":1,"message":"...","skipped_because":null|"step 6 failed","said":"..."}
+#    "points":1,"max":1,"message":"...","skipped_because":null|"step 6 failed","said":"...",
+#    "ms":12}
 # points are earned (0 unless the test passed), message says why it did not
-# pass, said is what its processes printed. The grader's record of a lab's
+# pass, said is what its processes printed, ms how long it took. The grader's record of a lab's
 # build is a record of step 0, labN_builds, worth 0. A rubric line, as the
 # test program prints it with --rubric:
 #   {"lab":3,"step":1,"test":"...","max":1,"needs":null|6,"receiver":null|"..."}
@@ -29,7 +30,7 @@ def is_record:
   and (.test | type) == "string" and (.result | IN("pass", "FAIL", "skipped"))
   and (.points | type) == "number" and (.max | type) == "number"
   and (.message | type) == "string" and (.skipped_because | type | IN("string", "null"))
-  and (.said | type) == "string"
+  and (.said | type) == "string" and (.ms | type) == "number"
   and .points >= 0 and .points <= .max and (.result == "pass" or .points == 0);
 
 def is_rubric_line:
@@ -147,7 +148,7 @@ def completed($rubric; $records; $logs):
   | $by[.test] as $r
   | if $r == null then
       {lab, step, test, result: "FAIL", points: 0, max, message: "did not run: see \($logs)/steps.out",
-       skipped_because: null, said: ""}
+       skipped_because: null, said: "", ms: 0}
     else
       $r
       | .message |= (utf8 | bounded_message("\($logs)/steps.jsonl"))
@@ -160,6 +161,9 @@ def completed($rubric; $records; $logs):
 # pad(N), lpad(N): a value as text of at least N characters, aligned left, right.
 def pad($n): tostring | . + (" " * ($n - length));
 def lpad($n): tostring | (" " * ($n - length)) + .;
+
+# seconds: a record's time, in seconds with one decimal ("0.4 s").
+def seconds: (.ms / 100 | round) as $t | "\($t / 10 | floor).\($t % 10) s";
 
 def step_label: if .step == 0 then "build" else .step | tostring end;
 

@@ -6,7 +6,7 @@
 include "records" {search: "./"};
 
 def row:
-  "  \(step_label | pad(6))  \(.test | pad(70))  \(.result | pad(7))  \(.points | lpad(2))/\(.max)",
+  "  \(step_label | pad(6))  \(.test | pad(70))  \(.result | pad(7))  \("\(.points | lpad(2))/\(.max)" | pad(6))  \(seconds | lpad(6))",
   (select(.result != "pass") | detail(10; 12));
 
 (try submission_inputs($submission) catch stop) as {sub: $s, records: $r}
@@ -18,5 +18,5 @@ def row:
    | [$r[] | select(.lab == $l)] as $lab
    | "",
      "Lab \($l): \([$lab[].points] | add)/\([$lab[].max] | add) points",
-     "  \("step" | pad(6))  \("test" | pad(70))  \("status" | pad(7))  points",
+     "  \("step" | pad(6))  \("test" | pad(70))  \("status" | pad(7))  points    time",
      ($lab[] | row))

@@ -8,7 +8,7 @@
 include "records" {search: "./"};
 
 def row($w):
-  "\(.step | lpad(4))  \(.test | pad($w))  \(.result | pad(7))  \(.points | lpad(2))/\(.max)"
+  "\(.step | lpad(4))  \(.test | pad($w))  \(.result | pad(7))  \("\(.points | lpad(2))/\(.max)" | pad(6))  \(seconds | lpad(6))"
     + (if .result == "skipped" then "  \(.skipped_because // .message)" else "" end),
   (select(.result == "FAIL") | detail(6; 8));
 
@@ -36,7 +36,7 @@ def verdict:
 | ([$t[].test | length] | max // 4) as $w
 | "Lab \($lab) from \($from)/lab\($lab)\(if $step != "" then ", step \($step) only" else "" end)",
   "",
-  "step  \("test" | pad($w))  \("result" | pad(7))  points",
+  "step  \("test" | pad($w))  \("result" | pad(7))  points    time",
   ($t[] | row($w)),
   "",
   "total: \([$t[].points] | add // 0)/\([$t[].max] | add // 0) points; \($t | count("pass")) passed, \($t | count("FAIL")) failed, \($t | count("skipped")) skipped",
