@@ -28,7 +28,7 @@
  * lost to its sender).
  */
 #define RCV_LINGER_MS 2000
-#define RCV_SEND_WR_ID 100      /* send slot s completes with wr_id 100 + s */
+#define RCV_SEND_WR_ID 100 /* send slot s completes with wr_id 100 + s */
 
 static const char *const rcv_state_names[] = {
 	[RCV_WAIT_FILE_INFO] = "FILE_INFO",

@@ -84,8 +84,8 @@ enum rcv_state {
 	RCV_WAIT_DONE,
 	RCV_WAIT_ID,
 	RCV_FINISHED, /* key sent: waiting for the sender to disconnect */
-	RCV_CLOSING,  /* ERROR posted: disconnect once it is out and the sender hung up, or soon after */
-	RCV_DEAD,     /* ended: the loop destroys it */
+	RCV_CLOSING, /* ERROR posted: disconnect once it is out and the sender hung up, or soon after */
+	RCV_DEAD, /* ended: the loop destroys it */
 };
 
 /* What the loop shares with every connection. */
