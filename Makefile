@@ -38,7 +38,7 @@ FW_LIB   := $(if $(FW_SRCS),$(BUILD)/lib,$(KIT_SHIPPED))/librdmalab.a
 # main(). A lab's graded tests are one program, with the graded runner's.
 HARNESS_OBJ := $(BUILD)/tests/harness.o $(BUILD)/tests/main.o
 GRADED_OBJ  := $(BUILD)/tests/harness.o $(BUILD)/tests/graded.o $(BUILD)/tests/case.o \
-	       $(BUILD)/tests/res.o \
+	       $(BUILD)/tests/res.o $(BUILD)/tests/hide.o \
 	       $(BUILD)/tests/say.o
 UNIT_TESTS  := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/unit/test_*.c))
 RDMA_TESTS  := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/rdma/test_*.c))

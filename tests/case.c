@@ -228,6 +228,10 @@ rl_act_main(struct rl_case *c, int out, int report, int release)
 	setpgid(0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	rl_crash_raw_frames();
+	if (rl_hide_steps(c->g->step)) {
+		rl_say_record(RL_REC_ABORT, "", "could not hide the kit's own steps (hide.c)", 43);
+		_exit(RL_ACT_ABORTED);
+	}
 	if (rl_lockdown()) {
 		rl_say_record(RL_REC_ABORT, "", "could not lock the test's process down (seccomp)",
 			      47);

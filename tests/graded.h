@@ -46,6 +46,8 @@ struct rl_result {
 void rl_run_case(const struct rl_graded *g, bool after_a_hang, struct rl_result *r);
 /* case.c: in a setup or a check, fail the running test with TEXT and return to the runner. */
 void rl_case_abort(const char *text) __attribute__((noreturn));
+/* hide.c: trap every RL_HIDDEN function of step STEP (and of step 0): 0 or a negative errno. */
+int rl_hide_steps(int step);
 /* case.c: the name of the test running now, or NULL (for crash reports). */
 const char *rl_running_test_name(void);
 /* case.c: the seconds test G may take (before the multiplier), a quarter after a hang. */

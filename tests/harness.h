@@ -92,6 +92,23 @@ struct rl_case {
 	static const struct rl_graded *const name_##_entry                                         \
 		__attribute__((used, section("rl_graded"))) = &name_##_grade
 
+/*
+ * A fixture's own version of a lab's step, or code only checks use: after
+ * its definition, RL_HIDDEN(ref_send_file_info, 2) (0: hidden in every
+ * act). In the act of a test of that step its body is overwritten with
+ * traps before the lab's code runs (hide.c): the lab's code cannot call it
+ * at an address it computes. A test of step K whose act calls the kit's
+ * own step K declares none (it would trap).
+ */
+struct rl_hidden {
+	const void *fn;
+	int step;
+};
+#define RL_HIDDEN(fn_, step_)                                                                      \
+	static const struct rl_hidden fn_##_hidden = { (const void *)(fn_), (step_) };             \
+	static const struct rl_hidden *const fn_##_hidden_entry                                    \
+		__attribute__((used, section("rl_hidden"))) = &fn_##_hidden
+
 /* The graded test running now (setup, act or check), in any process. */
 const struct rl_graded *rl_graded_test(void);
 

@@ -289,3 +289,26 @@ static void wants_none(struct rl_case *c)
 
 RL_GRADED(holds_no_capability, .step = 8, .points = 1, .act = says_its_capabilities,
 	  .check = wants_none);
+
+/* The kit's own version of step 9, hidden in step 9's acts. */
+static int victim_ref_step9(void)
+{
+	return 42;
+}
+RL_HIDDEN(victim_ref_step9, 9);
+
+/* Code under test that calls the kit's own step at its address. */
+static void borrows_the_kits_step(struct rl_case *c)
+{
+	int (*volatile fn)(void) = victim_ref_step9;
+
+	(void)c;
+	rl_say_int("answer", fn());
+}
+
+RL_GRADED(calls_the_kits_own_step, .step = 9, .points = 1, .act = borrows_the_kits_step,
+	  .check = wants_42);
+
+/* In another step's act, the same function is there (a fixture may run it). */
+RL_GRADED(uses_the_kits_step_in_another_step, .step = 10, .points = 1, .act = borrows_the_kits_step,
+	  .check = wants_42);
