@@ -668,6 +668,17 @@ void ref_send_file_info(struct lab3_conn *conn, const struct ref_file *rfile, bo
 		m.u.file_info.sha256[31] ^= 1;
 	ck_assert_msg(lab3_send_msg(conn, &m) == 0, "the test could not send FILE_INFO");
 }
+RL_HIDDEN(ref_send_file_info, 2);
+
+/*
+ * The test's own version of each step, run around the student's step in an
+ * act. Each is declared hidden (RL_HIDDEN, tests/harness.h) in the acts of
+ * the step it does, so that the student's code cannot call it there,
+ * except where an act of the same step needs it: ref_register and
+ * ref_wait_window run in step 3's acts (each tests one of the step's two
+ * functions with the kit's other), ref_window_done in step 4's; each is a
+ * few lines of the calls the step allows anyway.
+ */
 
 /* A private, writable copy-on-write mapping: not what the lab asks for, but enough to read from. */
 void ref_register(struct lab3_conn *conn, struct ref_file *rfile)
@@ -701,6 +712,7 @@ void ref_write_window(struct lab3_conn *conn, struct ref_file *rfile, const stru
 	ck_assert_msg(lab3_wait_completion(conn, &wc) == 0 && wc.wr_id == LAB3_WR_WRITE,
 		      "the test's RDMA WRITE of window %u failed (see the output above)", w->index);
 }
+RL_HIDDEN(ref_write_window, 4);
 
 void ref_window_done(struct lab3_conn *conn, struct ref_file *rfile, const struct rl_msg_window *w)
 {
@@ -723,6 +735,7 @@ void ref_send_windows(struct lab3_conn *conn, struct ref_file *rfile)
 		ref_window_done(conn, rfile, &w);
 	}
 }
+RL_HIDDEN(ref_send_windows, 4);
 
 void ref_done(struct lab3_conn *conn, struct rl_msg_result *result)
 {
@@ -733,6 +746,7 @@ void ref_done(struct lab3_conn *conn, struct rl_msg_result *result)
 		      "expected a RESULT after DONE (see the output above)");
 	*result = m.u.result;
 }
+RL_HIDDEN(ref_done, 5);
 
 void ref_send_id(struct lab3_conn *conn, const char *id)
 {
@@ -741,6 +755,7 @@ void ref_send_id(struct lab3_conn *conn, const char *id)
 	snprintf(m.u.student_id.id, sizeof(m.u.student_id.id), "%s", id);
 	ck_assert_msg(lab3_send_msg(conn, &m) == 0, "the test could not send STUDENT_ID");
 }
+RL_HIDDEN(ref_send_id, 6);
 
 void ref_wait_key(struct lab3_conn *conn)
 {
@@ -749,6 +764,7 @@ void ref_wait_key(struct lab3_conn *conn)
 	ck_assert_msg(lab3_wait_msg(conn, RL_MSG_KEY, &m) == 0,
 		      "expected a KEY after STUDENT_ID (see the output above)");
 }
+RL_HIDDEN(ref_wait_key, 7);
 
 void ref_transfer(struct lab3_conn *conn, struct ref_file *rfile)
 {
