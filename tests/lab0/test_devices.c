@@ -47,10 +47,11 @@ static bool contexts_on(struct rl_case *c, const char *want, char *on, size_t le
 
 /*
  * Lists the devices with the lab's code and says what came back: whether a
- * list did, its length, the names in it (up to that length or the first
- * NULL, one a line) and whether list[num] is a device. Then opens the
- * environment's device from that list with plain verbs and holds it open:
- * the kernel sees a context only if the entry is a device libibverbs made.
+ * list did, its length, how many devices it holds before its first NULL
+ * (at most num), their names (one a line) and, when it holds num of them,
+ * whether list[num] is a device too. Then opens the environment's device
+ * from that list with plain verbs and holds it open: the kernel sees a
+ * context only if the entry is a device libibverbs made.
  */
 static void list_devices(struct rl_case *c)
 {
@@ -71,8 +72,10 @@ static void list_devices(struct rl_case *c)
 		if (!ctx && strcmp(ibv_get_device_name(list[i]), rl_test_device()) == 0)
 			ctx = ibv_open_device(list[i]);
 	}
+	rl_say_int("entries", i);
 	rl_say_str("names", names);
-	if (num > 0 && num <= 4096)
+	/* A list that ends before num may end before list[num] too: read it only after num devices. */
+	if (num > 0 && i == num)
 		rl_say_int("device_at_num", list[num] != NULL);
 	rl_hold();
 	if (ctx)
@@ -80,22 +83,33 @@ static void list_devices(struct rl_case *c)
 	ibv_free_device_list(list);
 }
 
-static void lists_every_sysfs_device(struct rl_case *c)
+/* Whether the act's list is the devices in /sys/class/infiniband, num of them; else fails. */
+static bool lists_the_sysfs_devices(struct rl_case *c)
 {
-	char names[REF_MAX_DEVICES][REF_NAME_LEN], on[256];
-	int i, held, n = ref_sysfs_devices(names, REF_MAX_DEVICES);
-	bool found;
-	const char *dev = rl_test_device();
+	char names[REF_MAX_DEVICES][REF_NAME_LEN];
+	int i, n = ref_sysfs_devices(names, REF_MAX_DEVICES);
 	long long num = rl_said_int(c, "num");
 
 	if (!rl_expect(c, rl_said_int(c, "list"), "expected a list of %d device(s), got NULL", n) ||
 	    !rl_expect(c, num == n, "expected %d device(s) as in /sys/class/infiniband, got %lld",
 		       n, num))
-		return;
+		return false;
 	for (i = 0; i < n; i++)
 		if (!rl_expect(c, ref_has_line(rl_said_str(c, "names"), names[i]),
 			       "expected %s (from sysfs) in the list, it is not there", names[i]))
-			return;
+			return false;
+	return true;
+}
+
+static void lists_every_sysfs_device(struct rl_case *c)
+{
+	const char *dev = rl_test_device();
+	char on[256];
+	bool found;
+	int held;
+
+	if (!lists_the_sysfs_devices(c))
+		return;
 	found = contexts_on(c, dev, on, sizeof(on), &held);
 	if (held >= 0)
 		rl_expect(c, found,
@@ -107,13 +121,19 @@ static void lists_every_sysfs_device(struct rl_case *c)
 RL_GRADED(device_list_names_every_device_in_sysfs, .step = 1, .points = 3, .act = list_devices,
 	  .check = lists_every_sysfs_device);
 
+/* Only a list of the devices, num of them, ends where they do: a made-up num proves nothing. */
 static void ends_with_null(struct rl_case *c)
 {
-	long long num = rl_said_int(c, "num");
+	long long num = rl_said_int(c, "num"), entries;
 
-	if (rl_expect(c, rl_said_int(c, "list"), "expected a device list, got NULL") &&
-	    rl_expect(c, num > 0, "expected at least one device, got num = %lld", num))
-		rl_expect(c, num > 4096 || !rl_said_int(c, "device_at_num"),
+	if (!lists_the_sysfs_devices(c) ||
+	    !rl_expect(c, num > 0, "expected at least one device, got num = %lld", num))
+		return;
+	entries = rl_said_int(c, "entries");
+	if (rl_expect(c, entries == num,
+		      "expected %lld device(s) before list[%lld], got NULL at list[%lld]", num, num,
+		      entries))
+		rl_expect(c, !rl_said_int(c, "device_at_num"),
 			  "expected list[%lld] == NULL, got a device", num);
 }
 
@@ -122,24 +142,44 @@ RL_GRADED(device_list_ends_with_null_after_num_entries, .step = 1, .points = 1, 
 
 /* Step 2 */
 
-/* The buffer the act gives lab0_describe_device: LEN bytes, or 256 when 0. */
+/*
+ * The buffers the act gives lab0_describe_device: always one of 256 bytes;
+ * with SHORT_LEN set, also one of that many, before the other when
+ * SHORT_FIRST (so the order of the calls tells the code nothing).
+ */
 struct describe_in {
-	size_t len;
+	size_t short_len;
+	bool short_first;
 };
 
-/* Describes the environment's device with the lab's code; says what it returned and wrote. */
+/* Calls lab0_describe_device on DEV with LEN bytes; says (PREFIX) what it returned and wrote. */
+static void say_description(struct ibv_device *dev, size_t len, const char *prefix)
+{
+	char *line = calloc(1, len + 1); /* line[len] stays NUL, whatever the code writes */
+	char name[64];
+
+	ck_assert_msg(line, "expected %zu bytes for the line, got none", len + 1);
+	snprintf(name, sizeof(name), "%sret", prefix);
+	rl_say_int(name, lab0_describe_device(dev, line, len));
+	snprintf(name, sizeof(name), "%sline", prefix);
+	rl_say_str(name, line);
+	free(line);
+}
+
+/* Describes the environment's device with the lab's code, in the buffers the setup says. */
 static void describe(struct rl_case *c)
 {
 	const struct describe_in *in = c->in;
-	size_t len = in->len ? in->len : 256;
 	struct ibv_device **list = ibv_get_device_list(NULL);
-	char *line = calloc(1, len + 1); /* line[len] stays NUL, whatever the code writes */
+	struct ibv_device *dev;
 
 	ck_assert_msg(list, "expected a device list from ibv_get_device_list, got NULL");
-	ck_assert_msg(line, "expected %zu bytes for the line, got none", len + 1);
-	rl_say_int("ret", lab0_describe_device(ref_find(list, rl_test_device()), line, len));
-	rl_say_str("line", line);
-	free(line);
+	dev = ref_find(list, rl_test_device());
+	if (in->short_len && in->short_first)
+		say_description(dev, in->short_len, "short_");
+	say_description(dev, 256, "");
+	if (in->short_len && !in->short_first)
+		say_description(dev, in->short_len, "short_");
 	ibv_free_device_list(list);
 }
 
@@ -154,13 +194,32 @@ static const char *described_line(struct rl_case *c)
 	return rl_said_str(c, "line");
 }
 
+/* Whether LINE starts with the device's name; the test fails otherwise. */
+static bool names_the_device(struct rl_case *c, const char *line)
+{
+	const char *dev = rl_test_device();
+
+	return rl_expect(c, strncmp(line, dev, strlen(dev)) == 0,
+			 "expected a line starting with %s, got \"%s\"", dev, line);
+}
+
+/* Whether LINE holds the device's GUID as sysfs writes it; the test fails otherwise. */
+static bool shows_the_guid(struct rl_case *c, const char *line)
+{
+	char guid[64];
+
+	ck_assert_int_eq(ref_sysfs(rl_test_device(), "node_guid", guid, sizeof(guid)), 0);
+	return rl_expect(c, strstr(line, guid),
+			 "expected the GUID %s (sysfs node_guid) in the line, got \"%s\"", guid,
+			 line);
+}
+
 static void starts_with_the_name(struct rl_case *c)
 {
-	const char *dev = rl_test_device(), *line = described_line(c);
+	const char *line = described_line(c);
 
 	if (line)
-		rl_expect(c, strncmp(line, dev, strlen(dev)) == 0,
-			  "expected a line starting with %s, got \"%s\"", dev, line);
+		names_the_device(c, line);
 }
 
 RL_GRADED(device_line_starts_with_the_device_name, .step = 2, .points = 1, .act = describe,
@@ -169,13 +228,9 @@ RL_GRADED(device_line_starts_with_the_device_name, .step = 2, .points = 1, .act 
 static void shows_the_sysfs_guid(struct rl_case *c)
 {
 	const char *line = described_line(c);
-	char guid[64];
 
-	if (!line)
-		return;
-	ck_assert_int_eq(ref_sysfs(rl_test_device(), "node_guid", guid, sizeof(guid)), 0);
-	rl_expect(c, strstr(line, guid),
-		  "expected the GUID %s (sysfs node_guid) in the line, got \"%s\"", guid, line);
+	if (line)
+		shows_the_guid(c, line);
 }
 
 RL_GRADED(device_line_shows_the_guid_sysfs_reports, .step = 2, .points = 2, .act = describe,
@@ -218,22 +273,30 @@ RL_GRADED(device_line_shows_the_transport_ibv_devinfo_reports, .step = 2, .point
 
 /*
  * A buffer too short for any right line, of a size drawn for this run:
- * every right line holds the device's name and its 19-character GUID.
+ * every right line holds the device's name and its 19-character GUID. The
+ * act also describes the device in a buffer that is long enough, first or
+ * second as drawn too: refusing every buffer is no answer.
  */
 static void too_short_a_buffer(struct rl_case *c)
 {
 	struct describe_in *in = c->in;
 
-	in->len = 1 + ref_random_below((unsigned)strlen(rl_test_device()) + 19);
+	in->short_len = 1 + ref_random_below((unsigned)strlen(rl_test_device()) + 19);
+	in->short_first = ref_random_below(2);
 }
 
 static void refused_with_enospc(struct rl_case *c)
 {
 	const struct describe_in *in = c->in;
-	long long ret = rl_said_int(c, "ret");
+	long long ret = rl_said_int(c, "short_ret");
+	const char *line;
 
-	rl_expect(c, ret == -ENOSPC, "expected -ENOSPC for a %zu-byte buffer, got %lld (%s)",
-		  in->len, ret, strerror((int)-ret));
+	if (!rl_expect(c, ret == -ENOSPC, "expected -ENOSPC for a %zu-byte buffer, got %lld (%s)",
+		       in->short_len, ret, strerror((int)-ret)))
+		return;
+	line = described_line(c);
+	if (line && names_the_device(c, line))
+		shows_the_guid(c, line);
 }
 
 RL_GRADED(device_line_too_long_for_the_buffer_is_refused, .step = 2, .points = 1,
