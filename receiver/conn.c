@@ -28,6 +28,14 @@
  * lost to its sender).
  */
 #define RCV_LINGER_MS 2000
+/*
+ * --fault-drop (a test-only knob) ends a sender this long after it reached
+ * the step, saying nothing meanwhile: the send that reached the step is
+ * acknowledged first, so the sender learns of the drop while it waits for
+ * the reply (what the knob tests), not as a send that seemed to fail,
+ * which depended on which came first.
+ */
+#define RCV_DROP_DELAY_MS 200
 #define RCV_SEND_WR_ID 100 /* send slot s completes with wr_id 100 + s */
 
 static const char *const rcv_state_names[] = {
@@ -217,14 +225,21 @@ static void RL_PRINTF(3, 4)
 	conn->deadline_ms = (conn->holding ? conn->held_until : rcv_now_ms()) + RCV_CLOSE_GRACE_MS;
 }
 
+/* --fault-drop fired at STEP: say nothing more, end CONN in RCV_DROP_DELAY_MS. */
+static void rcv_drop(struct rcv_conn *conn, int step)
+{
+	snprintf(conn->result.error, sizeof(conn->result.error),
+		 "fault-drop: dropped at step %d (test-only knob)", step);
+	conn->dropping = true;
+	conn->deadline_ms = rcv_now_ms() + RCV_DROP_DELAY_MS;
+}
+
 /*
  * CONN reached STEP (docs/protocol.md). Restarts the idle timeout. Returns
  * false when --fault-drop ends the connection here.
  */
 static bool rcv_reach_step(struct rcv_conn *conn, int step)
 {
-	char why[64];
-
 	if (step > conn->result.step)
 		conn->result.step = step;
 	rcv_touch(conn);
@@ -232,8 +247,7 @@ static bool rcv_reach_step(struct rcv_conn *conn, int step)
 		rcv_step_name(step));
 	if (conn->drop_step != step)
 		return true;
-	snprintf(why, sizeof(why), "fault-drop: dropped at step %d (test-only knob)", step);
-	rcv_conn_end(conn, why);
+	rcv_drop(conn, step);
 	return false;
 }
 
@@ -426,7 +440,7 @@ static void rcv_on_student_id(struct rcv_conn *conn, const struct rl_msg_student
 		return;
 	}
 	if (conn->drop_step == 7) {
-		rcv_conn_end(conn, "fault-drop: dropped at step 7 (test-only knob)");
+		rcv_drop(conn, 7);
 		return;
 	}
 	if (rcv_key_for(srv->secret, srv->secret_len, m->id, key.key)) {
@@ -586,7 +600,7 @@ static void rcv_on_recv(struct rcv_conn *conn, const struct ibv_wc *wc)
 		rcv_conn_end(conn, "internal: could not post a receive");
 		return;
 	}
-	if (conn->state >= RCV_CLOSING || !rcv_plain_send(conn, wc))
+	if (conn->state >= RCV_CLOSING || conn->dropping || !rcv_plain_send(conn, wc))
 		return;
 	if (err) {
 		rcv_refuse_undecodable(conn, err, head, &msg, wc->byte_len);
@@ -685,6 +699,12 @@ int64_t rcv_conn_timers(struct rcv_conn *conn, int64_t now)
 {
 	if (conn->state == RCV_DEAD)
 		return INT64_MAX;
+	if (conn->dropping) {
+		if (now < conn->deadline_ms)
+			return conn->deadline_ms;
+		rcv_conn_end(conn, NULL);
+		return INT64_MAX;
+	}
 	if (conn->holding && now >= conn->held_until && rcv_release_held(conn)) {
 		rcv_conn_end(conn, "internal: could not send a held-back reply");
 		return INT64_MAX;
