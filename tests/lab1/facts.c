@@ -58,9 +58,8 @@ int fx_res(struct rl_case *c, const char *kind, struct rl_res *out, int max)
 long long fx_res_num(const struct rl_res *r, const char *key)
 {
 	const char *v = rl_res_get(r, key);
-	bool hex = strcmp(key, "rkey") == 0 || strcmp(key, "lkey") == 0;
 
-	return v && *v ? strtoll(v, NULL, hex ? 16 : 10) : -1;
+	return v && *v ? strtoll(v, NULL, 10) : -1;
 }
 
 const char *fx_res_str(const struct rl_res *r, const char *key)
@@ -105,4 +104,14 @@ bool fx_made(struct rl_case *c, const char *name, const char *what, int step)
 const char *fx_status_str(long long status)
 {
 	return status < 0 ? "no completion" : ibv_wc_status_str((enum ibv_wc_status)status);
+}
+
+const char *fx_qp_state_str(long long state)
+{
+	/* In the order of enum ibv_qp_state. */
+	static const char *const names[] = { "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR" };
+
+	if (state < 0 || state >= (long long)(sizeof(names) / sizeof(names[0])))
+		return "unknown";
+	return names[state];
 }

@@ -228,6 +228,21 @@ void fx_post_recv(struct ibv_qp *qp, struct ibv_mr *mr, void *buf, uint32_t len)
 	ck_assert_msg(ret == 0, "fixture: ibv_post_recv failed: %s", strerror(ret));
 }
 
+void fx_post_send(struct ibv_qp *qp, uint32_t lkey, void *buf, uint32_t len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = len, .lkey = lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 101,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	int ret = ibv_post_send(qp, &wr, &bad);
+
+	ck_assert_msg(ret == 0, "fixture: ibv_post_send failed: %s", strerror(ret));
+}
+
 void fx_post_rdma(struct fx_pair *p, int i, enum ibv_wr_opcode op, uint32_t len, uint64_t addr,
 		  uint32_t rkey, uint64_t wr_id)
 {

@@ -37,13 +37,28 @@ struct fx_peer_env {
 	struct fx_peer_in in;
 };
 
-/* The reference's objects: one RC QP, its CQs (sends, receives), one registered buffer. */
+/*
+ * The reference's buffer. Its description (addr, len) is the first
+ * LAB1_BUF_SIZE bytes, but its rkey reaches only its target, the part the
+ * other side's RDMA writes are for; everything else (what it sends, what it
+ * receives or reads) is under a local-only key that never leaves it.
+ */
+#define FX_REF_BUF_SIZE (2 * LAB1_BUF_SIZE)
+/* The link peer's target is the act's whole view of its buffer; its messages come after. */
+#define FX_PEER_SENT_AT LAB1_BUF_SIZE
+#define FX_PEER_RECV_AT (LAB1_BUF_SIZE + FX_TEXT_MAX)
+#define FX_PEER_READ_AT (LAB1_BUF_SIZE + 2 * FX_TEXT_MAX)
+_Static_assert(FX_BUF_SIZE <= LAB1_BUF_SIZE && FX_PEER_READ_AT + FX_TEXT_MAX <= FX_REF_BUF_SIZE,
+	       "the link peer's target and messages must not overlap");
+
+/* The reference's objects: one RC QP, its CQs (sends, receives), its buffer and two MRs. */
 struct fx_ref {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *send_cq, *recv_cq;
 	struct ibv_qp *qp;
-	struct ibv_mr *mr;
+	struct ibv_mr *mr;     /* the whole buffer, local access only: its own work requests */
+	struct ibv_mr *target; /* the part the other side may RDMA-write, or NULL: none */
 	char *buf;
 	uint8_t port;
 	int gid_index;
@@ -107,6 +122,8 @@ static void fx_ref_close(struct fx_ref *r)
 {
 	if (r->qp)
 		ibv_destroy_qp(r->qp);
+	if (r->target)
+		ibv_dereg_mr(r->target);
 	if (r->mr)
 		ibv_dereg_mr(r->mr);
 	if (r->send_cq)
@@ -124,9 +141,10 @@ static void fx_ref_close(struct fx_ref *r)
 /*
  * R's objects on the environment's device (RDMALAB_DEVICE, _IB_PORT,
  * _GID_INDEX, read without rl_test_*: they would ck_assert), its QP in
- * INIT: 0 or a negative errno.
+ * INIT, its target the TARGET_LEN bytes at TARGET_OFF of its buffer (none
+ * when TARGET_LEN is 0): 0 or a negative errno.
  */
-static int fx_ref_open(struct fx_ref *r)
+static int fx_ref_open(struct fx_ref *r, size_t target_off, size_t target_len)
 {
 	const char *gid_index = getenv("RDMALAB_GID_INDEX");
 	int ret = -ENOMEM;
@@ -137,22 +155,25 @@ static int fx_ref_open(struct fx_ref *r)
 	r->ctx = rl_open_device(NULL);
 	if (!r->ctx)
 		return -ENODEV;
-	r->buf = aligned_alloc(4096, LAB1_BUF_SIZE);
+	r->buf = aligned_alloc(4096, FX_REF_BUF_SIZE);
 	if (!r->buf)
 		goto fail;
-	memset(r->buf, 0, LAB1_BUF_SIZE);
+	memset(r->buf, 0, FX_REF_BUF_SIZE);
 	ret = -EIO;
 	r->pd = rl_alloc_pd(r->ctx);
 	r->send_cq = r->pd ? rl_create_cq(r->ctx, 2 * FX_DEPTH, NULL) : NULL;
 	r->recv_cq = r->send_cq ? rl_create_cq(r->ctx, 2 * FX_DEPTH, NULL) : NULL;
 	r->qp = r->recv_cq ? rl_create_rc_qp(r->pd, r->send_cq, r->recv_cq, FX_DEPTH) : NULL;
-	r->mr = r->qp ? rl_reg_mr(r->pd, r->buf, LAB1_BUF_SIZE,
-				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-					  IBV_ACCESS_REMOTE_READ) :
-			NULL;
+	r->mr = r->qp ? rl_reg_mr(r->pd, r->buf, FX_REF_BUF_SIZE, IBV_ACCESS_LOCAL_WRITE) : NULL;
 	if (!r->mr)
 		goto fail;
-	ret = rl_qp_to_init(r->qp, r->port, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (target_len) {
+		r->target = rl_reg_mr(r->pd, r->buf + target_off, target_len,
+				      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+		if (!r->target)
+			goto fail;
+	}
+	ret = rl_qp_to_init(r->qp, r->port, IBV_ACCESS_REMOTE_WRITE);
 	if (ret)
 		goto fail;
 	return 0;
@@ -161,10 +182,17 @@ fail:
 	return ret;
 }
 
-/* Swap descriptions with the other side over FD (lab1.h's wire format), then RTR and RTS. */
+/*
+ * Swap descriptions with the other side over FD (lab1.h's wire format),
+ * then RTR and RTS. Ours gives the target's rkey, or none.
+ */
 static int fx_ref_connect(struct fx_ref *r, int fd, struct lab1_dest *remote)
 {
-	struct lab1_dest ours = { .addr = (uintptr_t)r->buf, .rkey = r->mr->rkey };
+	struct lab1_dest ours = {
+		.addr = (uintptr_t)r->buf,
+		.rkey = r->target ? r->target->rkey : 0,
+		.len = r->target ? LAB1_BUF_SIZE : 0,
+	};
 	uint8_t wire[LAB1_DEST_WIRE_LEN];
 	struct rl_qp_dest qd, theirs;
 	int ret;
@@ -176,7 +204,6 @@ static int fx_ref_connect(struct fx_ref *r, int fd, struct lab1_dest *remote)
 	ours.psn = qd.psn;
 	ours.lid = qd.lid;
 	ours.gid = qd.gid;
-	ours.len = LAB1_BUF_SIZE;
 	fx_encode_dest(&ours, wire);
 	ret = rl_oob_send(fd, wire, sizeof(wire), FX_OOB_TIMEOUT_MS);
 	if (ret)
@@ -196,6 +223,15 @@ static int fx_ref_connect(struct fx_ref *r, int fd, struct lab1_dest *remote)
 	return ret ? ret : rl_qp_to_rts(r->qp, ours.psn);
 }
 
+/* The state of R's QP (enum ibv_qp_state), or -1 when it cannot be asked. */
+static int fx_ref_state(struct fx_ref *r)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	return ibv_query_qp(r->qp, &attr, IBV_QP_STATE, &init) ? -1 : (int)attr.qp_state;
+}
+
 /* One completion of CQ within TIMEOUT_MS: its status, or -1 when none came. */
 static int fx_ref_status(struct ibv_cq *cq, struct ibv_wc *wc, int timeout_ms)
 {
@@ -213,7 +249,8 @@ int fx_ref_server(int fd, struct lab1_received *got)
 	char done;
 
 	memset(got, 0, sizeof(*got));
-	ret = fx_ref_open(&r);
+	/* The client writes its text at LAB1_WRITE_OFFSET; its message lands at 0, out of reach. */
+	ret = fx_ref_open(&r, LAB1_WRITE_OFFSET, LAB1_WRITE_MAX);
 	if (ret)
 		return ret;
 	/* The receive is there before our QP is: the client can only send once both are connected. */
@@ -243,7 +280,7 @@ int fx_ref_client(const char *host, uint16_t port, const char *msg, const char *
 
 	if (msg_len > LAB1_MSG_MAX || text_len > LAB1_WRITE_MAX)
 		return -EMSGSIZE;
-	ret = fx_ref_open(&r);
+	ret = fx_ref_open(&r, 0, 0); /* the server writes nothing into the client */
 	if (ret)
 		return ret;
 	memcpy(r.buf, msg, msg_len);
@@ -302,13 +339,13 @@ static void fx_peer_link(const struct fx_peer_env *e, int lfd, struct fx_peer_lo
 	int fd, ret;
 	char go = 0;
 
-	ret = fx_ref_open(&r);
+	ret = fx_ref_open(&r, 0, e->what & FX_PEER_TARGET ? FX_BUF_SIZE : 0);
 	if (ret) {
 		fx_peer_error(log, "could not make its QP: %s", strerror(-ret));
 		return;
 	}
-	recv_at = r.buf + 2048;
-	read_at = r.buf + 3072;
+	recv_at = r.buf + FX_PEER_RECV_AT;
+	read_at = r.buf + FX_PEER_READ_AT;
 	if (e->what & FX_PEER_RECV)
 		rl_post_recv(r.qp, r.mr, recv_at, FX_TEXT_MAX, LAB1_WR_RECV);
 	fd = rl_oob_accept(lfd, FX_OOB_TIMEOUT_MS);
@@ -321,12 +358,13 @@ static void fx_peer_link(const struct fx_peer_env *e, int lfd, struct fx_peer_lo
 		fx_peer_error(log, "could not connect its QP to the act's: %s", strerror(-ret));
 		goto clean_fd;
 	}
+	log->act_rkey = act.rkey;
 	if (rl_oob_recv(fd, &go, 1, FX_OOB_TIMEOUT_MS) || go != 'R') {
 		fx_peer_error(log, "the act was not ready");
 		goto clean_fd;
 	}
 	if (e->what & (FX_PEER_WRITE | FX_PEER_SEND)) {
-		sent = r.buf + 1024;
+		sent = r.buf + FX_PEER_SENT_AT;
 		fx_text(sent, 64);
 		fx_copy_text(log->sent, sent, sizeof(log->sent));
 	}
@@ -354,6 +392,7 @@ static void fx_peer_link(const struct fx_peer_env *e, int lfd, struct fx_peer_lo
 		log->target_completions =
 			ibv_poll_cq(r.recv_cq, 1, &wc) + ibv_poll_cq(r.send_cq, 1, &wc);
 	}
+	log->qp_state = fx_ref_state(&r);
 clean_fd:
 	close(fd);
 clean_ref:
@@ -368,6 +407,7 @@ static void __attribute__((noreturn)) fx_peer_main(const struct fx_peer_env *e, 
 		.read_status = -1,
 		.send_status = -1,
 		.recv_status = -1,
+		.qp_state = -1,
 		.server_ret = -ENOSYS,
 		.client_ret = -ENOSYS,
 	};

@@ -2,7 +2,7 @@
  * test_resources.c: Lab 1 steps 1 to 4: the PD, the MR, the CQ and the QP.
  * The act makes them with the lab's code and holds; the check asks the
  * kernel what the act's process holds (rdma res), and the peer (peer.c)
- * writes, sends and reads to the MR from a process of its own.
+ * writes, sends and reads to the MR, proving its keys by using them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -140,34 +140,13 @@ static void reg_part(struct rl_case *c)
 	rl_say_int("mr.addr", (long long)(uintptr_t)mr->addr);
 	rl_say_int("mr.length", (long long)mr->length);
 	rl_say_int("mr.pd", (long long)(uintptr_t)mr->pd);
-	rl_say_int("mr.rkey", mr->rkey);
-	rl_say_int("mr.lkey", mr->lkey);
 	rl_hold();
-}
-
-/* The kernel's MR of the act with the rkey it said; NULL (and a failure) when none. */
-static const struct rl_res *act_mr(struct rl_case *c, struct rl_res *all, int max)
-{
-	long long rkey = rl_said_int(c, "mr.rkey");
-	int n = fx_res(c, "mr", all, max);
-	const struct rl_res *r = n > 0 ? fx_res_with(all, n < max ? n : max, "rkey", rkey) : NULL;
-
-	/* The kernel shows keys only to CAP_NET_ADMIN: then the act's one MR is it. */
-	if (!r && n == 1 && !rl_res_get(&all[0], "rkey"))
-		r = &all[0];
-	if (n >= 0)
-		rl_expect(c, r != NULL,
-			  "expected the kernel to list an MR of rkey 0x%llx for the test's process "
-			  "(rdma res show mr), it lists %d others",
-			  rkey, n);
-	return r;
 }
 
 static void mr_is_the_part(struct rl_case *c)
 {
 	const struct mr_in *in = c->in;
-	struct rl_res all[MAX_RES], pd;
-	const struct rl_res *mr;
+	struct rl_res mr, pd;
 	long long len;
 
 	if (!fx_made(c, "mr", "an MR from lab1_reg_mr", 2))
@@ -180,90 +159,87 @@ static void mr_is_the_part(struct rl_case *c)
 	    !rl_expect(c, rl_said_int(c, "mr.pd") == rl_said_int(c, "pd"),
 		       "expected mr->pd to be the PD given, got another"))
 		return;
-	mr = act_mr(c, all, MAX_RES);
-	if (!mr || !only_one(c, "pd", &pd))
+	if (!only_one(c, "mr", &mr) || !only_one(c, "pd", &pd))
 		return;
-	len = fx_res_num(mr, "mrlen");
+	len = fx_res_num(&mr, "mrlen");
 	if (rl_expect(c, len == in->len,
 		      "expected the kernel's MR to be %u bytes (rdma res mrlen), got %lld", in->len,
 		      len))
-		rl_expect(c, fx_res_num(mr, "pdn") == fx_res_num(&pd, "pdn"),
+		rl_expect(c, fx_res_num(&mr, "pdn") == fx_res_num(&pd, "pdn"),
 			  "expected the MR in the PD given (pdn %s in rdma res), got pdn %s",
-			  fx_res_str(&pd, "pdn"), fx_res_str(mr, "pdn"));
+			  fx_res_str(&pd, "pdn"), fx_res_str(&mr, "pdn"));
 }
 
 RL_GRADED(mr_covers_exactly_the_buffer_given, .step = 2, .points = 2, .setup = choose_part,
 	  .act = reg_part, .check = mr_is_the_part);
 
-static void keys_as_the_kernel_says(struct rl_case *c)
+/*
+ * The tests below link the lab's MR to the peer (peer.c), which proves its
+ * keys by using them: the kernel shows an MR's rkey and lkey only to
+ * CAP_NET_ADMIN, and the grader's checks run without it. IN's part is long
+ * enough for the peer's texts and shorter than the link's own MR, so the
+ * kernel's MR of that length in the act's PD is the lab's.
+ */
+static void choose_part_for_the_peer(struct rl_case *c, unsigned what)
 {
-	const struct mr_in *in = c->in;
-	long long rkey, lkey;
-	struct rl_res mr;
+	struct mr_in *in = c->in;
 
-	if (!fx_made(c, "mr", "an MR from lab1_reg_mr", 2) || !only_one(c, "mr", &mr))
-		return;
-	rkey = rl_said_int(c, "mr.rkey");
-	lkey = rl_said_int(c, "mr.lkey");
-	if (!rl_res_get(&mr, "rkey")) /* the kernel shows keys only to CAP_NET_ADMIN */
-		rl_expect(
-			c, fx_res_num(&mr, "mrlen") == in->len,
-			"expected 'rdma resource show mr' to list a %u-byte MR of this process, it "
-			"lists one of %s",
-			in->len, fx_res_str(&mr, "mrlen"));
-	else
-		rl_expect(c, fx_res_num(&mr, "rkey") == rkey && fx_res_num(&mr, "lkey") == lkey,
-			  "expected rkey 0x%llx lkey 0x%llx (rdma resource), got rkey 0x%llx lkey "
-			  "0x%llx",
-			  fx_res_num(&mr, "rkey"), fx_res_num(&mr, "lkey"), rkey, lkey);
+	in->offset = fx_random_between(1, FX_BUF_SIZE / 2);
+	in->len = fx_random_between(FX_TEXT_MAX, FX_BUF_SIZE / 2);
+	fx_peer_start(&in->peer, what);
 }
-
-RL_GRADED(mr_keys_match_rdma_resource, .step = 2, .points = 1, .setup = choose_part,
-	  .act = reg_part, .check = keys_as_the_kernel_says);
 
 static void peer_writes(struct rl_case *c)
 {
-	fx_peer_start(&((struct mr_in *)c->in)->peer, FX_PEER_WRITE);
+	choose_part_for_the_peer(c, FX_PEER_WRITE);
 }
 
 static void peer_sends(struct rl_case *c)
 {
-	fx_peer_start(&((struct mr_in *)c->in)->peer, FX_PEER_SEND);
+	choose_part_for_the_peer(c, FX_PEER_SEND);
 }
 
-static void peer_reads(struct rl_case *c)
+/* It writes first: a write that works proves that the rkey the read is refused with is the MR's. */
+static void peer_writes_then_reads(struct rl_case *c)
 {
-	fx_peer_start(&((struct mr_in *)c->in)->peer, FX_PEER_READ);
+	choose_part_for_the_peer(c, FX_PEER_WRITE | FX_PEER_READ);
+}
+
+static void peer_writes_then_receives(struct rl_case *c)
+{
+	choose_part_for_the_peer(c, FX_PEER_WRITE | FX_PEER_RECV);
 }
 
 /*
- * The lab's MR over a buffer, linked to the peer: the peer is told that
- * buffer (TARGET) or the fixture's, and the link's QP goes to RTS with
+ * The lab's MR over IN's part of a buffer, linked to the peer: the peer is
+ * told that part and the MR's rkey, and the link's QP goes to RTS with
  * plain verbs. RECV: a receive into the lab's MR is posted first. Then the
- * peer does its part; the act says what arrived in the buffer, and holds.
+ * peer does its part; ECHO: the act SENDs back what the peer wrote, from
+ * the lab's MR with its lkey. The act says what arrived, and holds.
  */
-static void mr_for_the_peer(struct rl_case *c, bool target, bool recv)
+static void mr_for_the_peer(struct rl_case *c, bool recv, bool echo)
 {
 	const struct mr_in *in = c->in;
+	char *buf = calloc(1, FX_BUF_SIZE), *part;
 	struct fx_link l;
-	char *buf = calloc(1, FX_BUF_SIZE);
 	struct ibv_mr *mr;
 	struct ibv_wc wc;
+	uint32_t lkey;
 
 	ck_assert(buf);
+	part = buf + in->offset;
 	fx_link_open(&l, &in->peer);
-	mr = lab1_reg_mr(l.pd, buf, FX_BUF_SIZE);
+	mr = lab1_reg_mr(l.pd, part, in->len);
 	rl_say_int("mr", mr != NULL);
 	if (!mr)
 		return;
+	lkey = mr->lkey;
 	rl_say_int("mr.rkey", mr->rkey);
-	if (target)
-		fx_link_swap(&l, mr, buf, FX_BUF_SIZE);
-	else
-		fx_link_swap(&l, l.mr, l.buf, FX_BUF_SIZE);
+	rl_say_int("mr.lkey", lkey);
+	fx_link_swap(&l, mr, part, in->len);
 	fx_to_init(l.qp);
 	if (recv)
-		fx_post_recv(l.qp, mr, buf, FX_BUF_SIZE);
+		fx_post_recv(l.qp, mr, part, in->len);
 	fx_to_rtr_dest(l.qp, &l.peer);
 	fx_to_rts(l.qp);
 	fx_link_ready(&l, true);
@@ -271,45 +247,116 @@ static void mr_for_the_peer(struct rl_case *c, bool target, bool recv)
 	if (recv)
 		rl_say_int("recv.status",
 			   fx_poll(l.cq, &wc, FX_WC_TIMEOUT_MS) ? (int)wc.status : -1);
-	buf[FX_TEXT_MAX - 1] = '\0';
-	rl_say_str("buf", buf);
+	part[FX_TEXT_MAX - 1] = '\0';
+	if (echo) {
+		fx_post_send(l.qp, lkey, part, (uint32_t)strlen(part) + 1);
+		rl_say_int("send.status",
+			   fx_poll(l.cq, &wc, FX_WC_TIMEOUT_MS) ? (int)wc.status : -1);
+	}
+	rl_say_str("buf", part);
 	rl_hold();
 }
 
-static void mr_written_by_the_peer(struct rl_case *c)
+/*
+ * Whether the kernel lists an MR of the act of IN's length in the act's one
+ * PD (the link's MR is longer); a failure when it does not.
+ */
+static bool act_mr(struct rl_case *c)
 {
-	mr_for_the_peer(c, true, false);
+	const struct mr_in *in = c->in;
+	struct rl_res all[MAX_RES], pd;
+	const struct rl_res *mr = NULL;
+	int n, i;
+
+	if (!only_one(c, "pd", &pd))
+		return false;
+	n = fx_res(c, "mr", all, MAX_RES);
+	for (i = 0; i < n && i < MAX_RES && !mr; i++)
+		if (fx_res_num(&all[i], "mrlen") == in->len &&
+		    fx_res_num(&all[i], "pdn") == fx_res_num(&pd, "pdn"))
+			mr = &all[i];
+	if (n >= 0)
+		rl_expect(c, mr != NULL,
+			  "expected the kernel to list an MR of %u bytes in the PD given (pdn %s) "
+			  "for the test's process (rdma res show mr), it lists %d others",
+			  in->len, fx_res_str(&pd, "pdn"), n);
+	return mr != NULL;
 }
 
-static void peer_wrote_into_it(struct rl_case *c)
+/* The peer's RDMA write landed in the buffer, with the rkey the act said: it is the MR's. */
+static bool peer_wrote(struct rl_case *c, const struct fx_peer_log *log)
+{
+	long long rkey = rl_said_int(c, "mr.rkey");
+	const char *buf = rl_said_str(c, "buf");
+
+	return rl_expect(c, log->write_status == IBV_WC_SUCCESS,
+			 "expected the peer's RDMA write to succeed, got \"%s\" (is "
+			 "IBV_ACCESS_REMOTE_WRITE granted?)%s%s",
+			 fx_status_str(log->write_status), log->error[0] ? "; the peer: " : "",
+			 log->error) &&
+	       rl_expect(
+		       c, log->act_rkey == rkey,
+		       "expected the peer to write with rkey 0x%llx (mr->rkey), it was given 0x%x",
+		       rkey, log->act_rkey) &&
+	       rl_expect(c, strcmp(buf, log->sent) == 0,
+			 "expected \"%s\" (the peer's) in the buffer, got \"%.64s\"", log->sent,
+			 buf);
+}
+
+/* The keys the act said are the MR's: the peer writes with the rkey, the act sends with the lkey. */
+static void mr_echoes_the_peers_write(struct rl_case *c)
+{
+	mr_for_the_peer(c, false, true);
+}
+
+static void keys_work(struct rl_case *c)
 {
 	struct fx_peer_log log;
-	struct rl_res all[MAX_RES];
-	const char *buf;
+	long long lkey, status;
 
 	if (!fx_made(c, "mr", "an MR from lab1_reg_mr", 2)) {
 		fx_peer_stop();
 		return;
 	}
-	if (!fx_peer_finish(c, &log))
+	if (!fx_peer_finish(c, &log) || !peer_wrote(c, &log))
 		return;
-	buf = rl_said_str(c, "buf");
-	if (rl_expect(c, log.write_status == IBV_WC_SUCCESS,
-		      "expected the peer's RDMA write to succeed, got \"%s\" (is "
-		      "IBV_ACCESS_REMOTE_WRITE granted?)%s%s",
-		      fx_status_str(log.write_status), log.error[0] ? "; the peer: " : "",
-		      log.error) &&
-	    rl_expect(c, strcmp(buf, log.sent) == 0,
-		      "expected \"%s\" (the peer's) in the buffer, got \"%.64s\"", log.sent, buf))
-		act_mr(c, all, MAX_RES);
+	lkey = rl_said_int(c, "mr.lkey");
+	status = rl_said_int(c, "send.status");
+	if (rl_expect(c,
+		      status == IBV_WC_SUCCESS && log.recv_status == IBV_WC_SUCCESS &&
+			      strcmp(log.received, log.sent) == 0,
+		      "expected a SEND from the MR with lkey 0x%llx (mr->lkey) to bring the peer "
+		      "its text back, got \"%s\" at the sender and \"%.64s\" (\"%s\") at the peer",
+		      lkey, fx_status_str(status), log.received, fx_status_str(log.recv_status)))
+		act_mr(c);
+}
+
+RL_GRADED(mr_keys_match_rdma_resource, .step = 2, .points = 1, .setup = peer_writes_then_receives,
+	  .act = mr_echoes_the_peers_write, .check = keys_work);
+
+static void mr_receives_the_peers_write(struct rl_case *c)
+{
+	mr_for_the_peer(c, false, false);
+}
+
+static void peer_wrote_into_it(struct rl_case *c)
+{
+	struct fx_peer_log log;
+
+	if (!fx_made(c, "mr", "an MR from lab1_reg_mr", 2)) {
+		fx_peer_stop();
+		return;
+	}
+	if (fx_peer_finish(c, &log) && peer_wrote(c, &log))
+		act_mr(c);
 }
 
 RL_GRADED(mr_lets_the_peer_rdma_write_into_it, .step = 2, .points = 2, .setup = peer_writes,
-	  .act = mr_written_by_the_peer, .check = peer_wrote_into_it);
+	  .act = mr_receives_the_peers_write, .check = peer_wrote_into_it);
 
 static void mr_receives_from_the_peer(struct rl_case *c)
 {
-	mr_for_the_peer(c, false, true);
+	mr_for_the_peer(c, true, false);
 }
 
 static void peer_sent_into_it(struct rl_case *c)
@@ -343,15 +390,9 @@ static void peer_sent_into_it(struct rl_case *c)
 RL_GRADED(mr_takes_a_send_into_a_posted_receive, .step = 2, .points = 1, .setup = peer_sends,
 	  .act = mr_receives_from_the_peer, .check = peer_sent_into_it);
 
-static void mr_read_by_the_peer(struct rl_case *c)
-{
-	mr_for_the_peer(c, true, false);
-}
-
 static void peer_could_not_read_it(struct rl_case *c)
 {
 	struct fx_peer_log log;
-	struct rl_res all[MAX_RES];
 
 	if (!fx_made(c, "mr", "an MR from lab1_reg_mr", 2)) {
 		fx_peer_stop();
@@ -359,17 +400,19 @@ static void peer_could_not_read_it(struct rl_case *c)
 	}
 	if (!fx_peer_finish(c, &log))
 		return;
-	/* Refused by that MR, not for an rkey that names nothing: the kernel lists it. */
-	if (act_mr(c, all, MAX_RES))
-		rl_expect(c, log.read_status == IBV_WC_REM_ACCESS_ERR,
-			  "expected the peer's RDMA read to fail with \"%s\" (the lab only needs "
-			  "remote write), got \"%s\"%s%s",
-			  ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR), fx_status_str(log.read_status),
-			  log.error[0] ? "; the peer: " : "", log.error);
+	/* Refused by that MR, not for an rkey that names nothing: the same rkey let the peer write. */
+	if (peer_wrote(c, &log) &&
+	    rl_expect(c, log.read_status == IBV_WC_REM_ACCESS_ERR,
+		      "expected the peer's RDMA read to fail with \"%s\" (the lab only needs "
+		      "remote write), got \"%s\"%s%s",
+		      ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR), fx_status_str(log.read_status),
+		      log.error[0] ? "; the peer: " : "", log.error))
+		act_mr(c);
 }
 
-RL_GRADED(mr_does_not_let_the_peer_rdma_read_it, .step = 2, .points = 1, .setup = peer_reads,
-	  .act = mr_read_by_the_peer, .check = peer_could_not_read_it);
+RL_GRADED(mr_does_not_let_the_peer_rdma_read_it, .step = 2, .points = 1,
+	  .setup = peer_writes_then_reads, .act = mr_receives_the_peers_write,
+	  .check = peer_could_not_read_it);
 
 /* Step 3 */
 

@@ -2,8 +2,8 @@
  * test_transfer.c: Lab 1 step 10: a send, an RDMA write, their completions,
  * and a whole server and client. What crosses the wire is judged where it
  * lands: in the peer (peer.c), a process of the test's own, which chooses
- * the texts it sends and reports what reached it; a QP's error state is
- * read from the kernel (rdma res).
+ * the texts it sends and reports what reached it; the act's QP's error
+ * state is read from the kernel (rdma res), the peer's from the peer.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -215,20 +215,36 @@ RL_GRADED(an_rdma_write_lands_in_the_peer_buffer_and_completes_only_at_the_write
 	  .points = 2, .setup = peer_is_written, .act = write_to_the_peer,
 	  .check = landed_in_the_peer);
 
-/* A write by the lab's code with a key the peer QP's MR does not have; the lab's wait for it. */
+static void peer_is_written_with_a_wrong_rkey(struct rl_case *c)
+{
+	fx_peer_start(&((struct transfer_in *)c->in)->peer, FX_PEER_TARGET);
+}
+
+/*
+ * The lab's RDMA write into the peer's buffer with a key its MR does not
+ * have, and the lab's wait for it. The responder is the peer's QP, out of
+ * the lab's reach: only a real remote access error takes it to ERR.
+ */
 static void write_with_a_wrong_rkey(struct rl_case *c)
 {
+	const struct transfer_in *in = c->in;
+	struct fx_link l;
 	struct ibv_wc wc;
-	struct fx_pair p;
 
-	(void)c;
-	fx_pair_open(&p);
-	rl_say_int("qpn", p.qp[0]->qp_num);
-	rl_say_int("ret", lab1_post_write(p.qp[0], p.mr[0], p.buf[0], 16, (uintptr_t)p.buf[1],
-					  p.mr[1]->rkey ^ 0x5500));
+	fx_link_open(&l, &in->peer);
+	fx_link_swap(&l, l.mr, l.buf, FX_BUF_SIZE);
+	fx_to_init(l.qp);
+	fx_to_rtr_dest(l.qp, &l.peer);
+	fx_to_rts(l.qp);
+	fx_link_ready(&l, true);
+	fx_link_wait(&l, 'D');
+	rl_say_int("qpn", l.qp->qp_num);
+	rl_say_int("ret", lab1_post_write(l.qp, l.mr, l.buf, 16, l.peer.addr + in->peer.offset,
+					  l.peer.rkey ^ 0x5500));
 	memset(&wc, 0, sizeof(wc));
-	rl_say_int("wait", lab1_wait_completion(p.cq[0], FX_WC_TIMEOUT_MS, &wc));
+	rl_say_int("wait", lab1_wait_completion(l.cq, FX_WC_TIMEOUT_MS, &wc));
 	rl_say_int("wc.status", wc.status);
+	fx_link_tell(&l, 'F');
 	rl_hold();
 }
 
@@ -237,6 +253,7 @@ static void remote_access_error(struct rl_case *c)
 	long long wait = rl_said_int(c, "wait"), status = rl_said_int(c, "wc.status");
 	struct rl_res all[MAX_RES];
 	const struct rl_res *qp;
+	struct fx_peer_log log;
 
 	if (!returned_0(c, "ret", "lab1_post_write") ||
 	    !rl_expect(c, wait == -EIO,
@@ -244,19 +261,32 @@ static void remote_access_error(struct rl_case *c)
 		       strerror((int)-wait)) ||
 	    !rl_expect(c, status == IBV_WC_REM_ACCESS_ERR,
 		       "expected \"%s\" in wc.status, got \"%s\"",
-		       ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR), fx_status_str(status)))
+		       ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR), fx_status_str(status))) {
+		fx_peer_stop();
 		return;
+	}
 	/* A failed completion takes its QP to the error state: the kernel says it happened. */
 	qp = fx_act_qp(c, "qpn", all, MAX_RES);
-	if (qp)
-		rl_expect(c, strcmp(fx_res_str(qp, "state"), "ERR") == 0,
-			  "expected the writer's QP in state ERR after the failed write (rdma res "
-			  "show qp), got %s",
-			  fx_res_str(qp, "state"));
+	if (!qp ||
+	    !rl_expect(c, strcmp(fx_res_str(qp, "state"), "ERR") == 0,
+		       "expected the writer's QP in state ERR after the failed write (rdma res "
+		       "show qp), got %s",
+		       fx_res_str(qp, "state"))) {
+		fx_peer_stop();
+		return;
+	}
+	/* And the peer's: a responder that refuses an rkey goes to ERR as well. */
+	if (fx_peer_finish(c, &log))
+		rl_expect(c, log.qp_state == IBV_QPS_ERR,
+			  "expected the peer's QP in state ERR too (a responder that refuses an "
+			  "rkey goes there), got %s%s%s",
+			  fx_qp_state_str(log.qp_state), log.error[0] ? "; the peer: " : "",
+			  log.error);
 }
 
 RL_GRADED(a_write_with_a_wrong_rkey_completes_with_a_remote_access_error, .step = 10, .points = 1,
-	  .act = write_with_a_wrong_rkey, .check = remote_access_error);
+	  .setup = peer_is_written_with_a_wrong_rkey, .act = write_with_a_wrong_rkey,
+	  .check = remote_access_error);
 
 static void choose_wr_id(struct rl_case *c)
 {
