@@ -35,22 +35,6 @@ void fx_say_event_left(struct rdma_event_channel *ch)
 	rl_say_int("left_on_channel", type);
 }
 
-struct ibv_context *fx_open(void)
-{
-	const char *dev = rl_test_device();
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	ck_assert_msg(list, "expected a device list, got NULL (%s)", strerror(errno));
-	for (i = 0; list[i] && !ctx; i++)
-		if (strcmp(ibv_get_device_name(list[i]), dev) == 0)
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	ck_assert_msg(ctx, "expected to open %s, could not", dev);
-	return ctx;
-}
-
 bool fx_poll(struct ibv_cq *cq, struct ibv_wc *wc)
 {
 	long end = fx_now_ms() + FX_TIMEOUT_MS;

@@ -50,6 +50,7 @@ struct fx_report {
 	uint8_t qp_rnr_retry;      /* its QP's rnr_retry, once connected */
 	bool disconnected;         /* it saw DISCONNECTED */
 	long left_ms;              /* when it disconnected on its own (fx_now_ms) */
+	long sent_ms;              /* when it posted the SEND a test waits for (fx_now_ms) */
 	int round_trips;           /* pings answered and checked (either side) */
 	int write_status;          /* its RDMA WRITE's enum ibv_wc_status */
 	int read_status;           /* its RDMA READ's */
@@ -111,12 +112,13 @@ struct ref_conn {
 	struct rdma_cm_id *id;
 	struct ibv_pd *pd;
 	struct ibv_cq *send_cq, *recv_cq;
-	struct ibv_mr *mr;
+	struct ibv_mr *mr;      /* the messages', [0, REF_RDMA): local access only */
+	struct ibv_mr *rdma_mr; /* its RDMA buffer's, the rkey it tells: remote read and write */
 	uint8_t *buf; /* REF_SEND, REF_RECV: one message each; REF_RDMA: its RDMA buffer */
 };
 #define REF_SEND 0
 #define REF_RECV LAB2_MSG_MAX
-#define REF_RDMA 1024
+#define REF_RDMA 1024 /* LAB2_RDMA_SIZE bytes from here, and nothing else, are the act's to reach */
 
 /*
  * Listen on a free port (stage LISTENING), choose the secret and put it at
@@ -172,8 +174,6 @@ bool fx_pair_open(struct fx_pair *p, const struct fx_pair_opts *o);
 void fx_pair_tell(struct fx_pair *p, const void *msg, uint32_t len);
 void fx_pair_close(struct fx_pair *p);
 
-/* A device context of its own, for a test with no connection. */
-struct ibv_context *fx_open(void);
 /* One completion of CQ within FX_TIMEOUT_MS, whatever its status; false if none came. */
 bool fx_poll(struct ibv_cq *cq, struct ibv_wc *wc);
 

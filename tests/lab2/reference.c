@@ -78,11 +78,16 @@ static int ref_fail(struct fx_report *r, int ret, const char *fmt, ...)
 	return ret;
 }
 
-/* Its PD, CQs, buffer (the secret at secret_at), MR, QP and a receive, on K->id's device. */
+/*
+ * Its PD, CQs, buffer (the secret at secret_at), MRs, QP and a receive, on
+ * K->id's device. Two MRs: the messages' is local only, so that the act,
+ * which holds the rkey of the RDMA one, cannot read a message it was sent
+ * and dropped, nor one it was not sent yet.
+ */
 static int ref_build(struct ref_conn *k, struct fx_report *r)
 {
 	struct ibv_context *ctx = k->id->verbs;
-	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	int remote = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 	struct ibv_qp_init_attr init;
 
 	k->pd = ibv_alloc_pd(ctx);
@@ -94,15 +99,16 @@ static int ref_build(struct ref_conn *k, struct fx_report *r)
 	memset(k->buf, 0, REF_BUF_SIZE);
 	if (k->o->secret_at >= 0)
 		memcpy(k->buf + REF_RDMA + k->o->secret_at, r->secret, sizeof(r->secret));
-	k->mr = ibv_reg_mr(k->pd, k->buf, REF_BUF_SIZE, access);
+	k->mr = ibv_reg_mr(k->pd, k->buf, REF_RDMA, IBV_ACCESS_LOCAL_WRITE);
+	k->rdma_mr = ibv_reg_mr(k->pd, k->buf + REF_RDMA, LAB2_RDMA_SIZE, remote);
 	init = (struct ibv_qp_init_attr){
 		.send_cq = k->send_cq,
 		.recv_cq = k->recv_cq,
 		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_RC,
 	};
-	if (!k->mr || rdma_create_qp(k->id, k->pd, &init))
-		return ref_fail(r, -ENOMEM, "reference: could not make its MR or QP");
+	if (!k->mr || !k->rdma_mr || rdma_create_qp(k->id, k->pd, &init))
+		return ref_fail(r, -ENOMEM, "reference: could not make its MRs or QP");
 	if (k->o->no_recv)
 		return 0;
 	return rl_post_recv(k->id->qp, k->mr, k->buf + REF_RECV, LAB2_MSG_MAX, 1);
@@ -112,6 +118,8 @@ static void ref_free(struct ref_conn *k)
 {
 	if (k->id && k->id->qp)
 		rdma_destroy_qp(k->id);
+	if (k->rdma_mr)
+		ibv_dereg_mr(k->rdma_mr);
 	if (k->mr)
 		ibv_dereg_mr(k->mr);
 	if (k->send_cq)
@@ -126,7 +134,7 @@ static void ref_free(struct ref_conn *k)
 	k->id = NULL;
 	k->pd = NULL;
 	k->send_cq = k->recv_cq = NULL;
-	k->mr = NULL;
+	k->mr = k->rdma_mr = NULL;
 	k->buf = NULL;
 }
 
@@ -182,7 +190,7 @@ int ref_accept(struct ref_conn *k, const struct ref_opts *o, struct fx_report *r
 		return ret;
 	rl_wire_writer(&w, priv, sizeof(priv));
 	rl_wire_put_u64(&w, (uintptr_t)k->buf + REF_RDMA);
-	rl_wire_put_u32(&w, k->mr->rkey);
+	rl_wire_put_u32(&w, k->rdma_mr->rkey);
 	param = ref_param(k, priv, sizeof(priv));
 	if (rdma_accept(k->id, &param))
 		return ref_fail(r, -errno, "reference server: rdma_accept failed");
@@ -275,8 +283,8 @@ enum ibv_wc_status ref_rdma(struct ref_conn *k, enum ibv_wr_opcode op, uint32_t 
 	uint8_t *local = k->buf + REF_RDMA + at;
 	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR };
 	int ret = op == IBV_WR_RDMA_READ ?
-			  rl_post_read(k->id->qp, k->mr, local, len, addr, rkey, 3) :
-			  rl_post_write(k->id->qp, k->mr, local, len, addr, rkey, 3);
+			  rl_post_read(k->id->qp, k->rdma_mr, local, len, addr, rkey, 3) :
+			  rl_post_write(k->id->qp, k->rdma_mr, local, len, addr, rkey, 3);
 
 	if (!ret)
 		ref_poll(k->send_cq, &wc);
@@ -353,7 +361,7 @@ static int ref_server_rdma(struct ref_conn *k, struct fx_report *r)
 	rl_wire_writer(&w, k->buf + REF_SEND, LAB2_MSG_MAX);
 	rl_wire_put_u32(&w, LAB2_MSG_MR);
 	rl_wire_put_u64(&w, (uintptr_t)k->buf + REF_RDMA);
-	rl_wire_put_u32(&w, k->mr->rkey);
+	rl_wire_put_u32(&w, k->rdma_mr->rkey);
 	rl_wire_put_u32(&w, LAB2_RDMA_SIZE);
 	ret = ref_send(k, r, (uint32_t)rl_wire_used(&w), NULL);
 	len = ret ? ret : ref_recv(k, r);

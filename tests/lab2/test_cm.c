@@ -176,9 +176,39 @@ static void connects_to_nobody(struct rl_case *c)
 	if (fx_say_ret("lab2_resolve", lab2_resolve(&k, rl_test_addr(), in->port))) {
 		fx_cm_resources(&k);
 		rl_say_int("lab2_connect", lab2_connect(&k));
+		/* Taken, the REJECTED event is not on the channel any more. */
+		if (k.cm_ch)
+			fx_say_event_left(k.cm_ch);
 		rl_hold();
 	}
 	fx_cm_close(&k);
+}
+
+/*
+ * The kernel lists the act's connecting rdma_cm id in state CONNECT (a
+ * connection request went out: the kernel's CM rejected it, and keeps the
+ * id there), and the act found no event left on its channel after
+ * lab2_connect() returned: it took the REJECTED, not just returned.
+ */
+static bool took_the_rejection(struct rl_case *c)
+{
+	const char *state = NULL;
+	struct rl_res id[4];
+	int i, n = fx_act_res(c, "cm_id", id, 4);
+	long long left;
+
+	for (i = 0; i < n && i < 4 && !state; i++)
+		state = rl_res_get(&id[i], "state");
+	if (!rl_expect(c, state && strcmp(state, "CONNECT") == 0,
+		       "expected the kernel to list the test's rdma_cm id in state CONNECT (a "
+		       "connection request sent, with rdma_connect), got %s%s",
+		       state ? "one in state " : "none", state ? state : ""))
+		return false;
+	left = rl_said_int(c, "left_on_channel");
+	return rl_expect(c, left < 0,
+			 "expected lab2_connect to take the REJECTED event (rdma_get_cm_event), "
+			 "event %lld (%s) was still on c->cm_ch after it returned",
+			 left, rdma_event_str((enum rdma_cm_event_type)left));
 }
 
 static void refused_in_time(struct rl_case *c)
@@ -194,7 +224,8 @@ static void refused_in_time(struct rl_case *c)
 		      ret, strerror((int)-ret)) &&
 	    rl_expect(c, took < FX_TIMEOUT_MS + 1000,
 		      "expected the refusal within the %d ms timeout, took %ld ms", FX_TIMEOUT_MS,
-		      took))
+		      took) &&
+	    took_the_rejection(c))
 		fx_expect_act_qp(
 			c, "ERR", 0,
 			"librdmacm puts it there when lab2_connect takes the REJECTED event");

@@ -19,6 +19,7 @@ struct cq_in {
 	uint16_t port;     /* where it listens */
 	uint64_t wr_id[2]; /* the work requests the fixture posts */
 	int timeout_ms;    /* the wait a test bounds */
+	int delay_ms;      /* how long the peer waits, once told, before it sends */
 };
 
 /* Fresh wr_ids, none of them a lab2_wr_id. */
@@ -285,14 +286,54 @@ static void failed_with_eio(struct rl_case *c)
 RL_GRADED(wait_wc_reports_a_failed_completion_with_eio, .step = 2, .points = 1, .setup = quiet_peer,
 	  .act = waits_for_a_failed_write, .check = failed_with_eio);
 
-/* A timeout of 400 to 800 ms, this run. */
-static void random_timeout(struct rl_case *c)
+/* Within this of the peer's SEND, a wait that sleeps on the channel has woken. */
+#define PROMPT_MS 1000
+
+/*
+ * The arms of the act's CQ, counted through its context's req_notify_cq
+ * (ibv_req_notify_cq() calls it), as tests/lab4/test_wait.c does.
+ */
+static struct ibv_cq *counted_cq;
+static int (*real_req_notify_cq)(struct ibv_cq *cq, int solicited_only);
+static int arms;
+
+static int counting_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	if (cq == counted_cq)
+		arms++;
+	return real_req_notify_cq(cq, solicited_only);
+}
+
+/* The peer: once the act says so, a pause of delay_ms, then one message with its immediate. */
+static void sends_when_told(const void *in, struct fx_report *r)
+{
+	const struct cq_in *ci = in;
+	struct ref_conn k;
+	uint32_t imm;
+
+	if (!ref_accept(&k, &ci->o, r) && ref_recv(&k, r) >= 0) {
+		usleep((useconds_t)ci->delay_ms * 1000);
+		imm = secret_imm(r->secret, 0);
+		memcpy(k.buf + REF_SEND, "completion", 11);
+		r->sent_ms = fx_now_ms();
+		ref_send(&k, r, 11, &imm);
+	}
+	ref_end(&k, r);
+}
+
+/* A pause of 100 to 400 ms before the peer's message, and a timeout of 400 to 800 ms, this run. */
+static void peer_sends_when_told(struct rl_case *c)
 {
 	struct cq_in *in = c->in;
-	uint16_t r = 0;
+	uint16_t r[2] = { 0 };
 
-	ck_assert(getrandom(&r, sizeof(r), 0) == sizeof(r));
-	in->timeout_ms = 400 + r % 401;
+	ck_assert(getrandom(r, sizeof(r), 0) == sizeof(r));
+	random_wr_ids(in);
+	in->delay_ms = 100 + r[0] % 301;
+	in->timeout_ms = 400 + r[1] % 401;
+	in->o = ref_default();
+	fx_peer_start(sends_when_told, in);
+	in->port = fx_peer_port();
 }
 
 /* This process's CPU time, in ns. */
@@ -304,28 +345,93 @@ static long long cpu_ns(clockid_t clock)
 	return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* lab2_wait_wc() on an empty CQ: the check reads the time and the CPU time it took. */
-static void waits_on_an_empty_cq(struct rl_case *c)
+/*
+ * Two waits, the CQ's arms counted in each: for the peer's message, which
+ * comes delay_ms in (the act says when the wait returned, and whether the
+ * event is still on the channel); then on the empty CQ, which must time
+ * out (the check reads the time and the CPU time it took).
+ */
+static void waits_for_a_message_then_for_nothing(struct rl_case *c)
 {
 	const struct cq_in *in = c->in;
-	struct lab2_conn k = { .timeout_ms = in->timeout_ms };
-	struct ibv_context *ctx = fx_open();
-	struct ibv_wc wc;
+	struct fx_pair_opts o = { .port = in->port,
+				  .recvs = 1,
+				  .recv_wr_id = in->wr_id,
+				  .peer_rnr_retry = LAB2_RNR_RETRY };
+	struct pollfd pfd;
+	struct ibv_wc wc = { 0 };
+	struct fx_pair p;
 
-	k.comp = ibv_create_comp_channel(ctx);
-	ck_assert_msg(k.comp, "fixture: ibv_create_comp_channel failed");
-	k.cq = ibv_create_cq(ctx, LAB2_CQ_DEPTH, NULL, k.comp, 0);
-	ck_assert_msg(k.cq, "fixture: ibv_create_cq failed: %s", strerror(errno));
+	fx_pair_open(&p, &o);
+	counted_cq = p.c.cq;
+	real_req_notify_cq = p.c.cq->context->ops.req_notify_cq;
+	p.c.cq->context->ops.req_notify_cq = counting_req_notify_cq;
+	arms = 0;
+	fx_pair_tell(&p, "go", 3);
+	rl_say_int("lab2_wait_wc (message)", lab2_wait_wc(&p.c, &wc));
+	rl_say_int("returned_ms", fx_now_ms());
+	rl_say_int("arms (message)", arms);
+	rl_say_int("wr_id", (long long)wc.wr_id);
+	rl_say_int("opcode", wc.opcode);
+	rl_say_int("imm", wc.wc_flags & IBV_WC_WITH_IMM ? (long long)ntohl(wc.imm_data) : -1);
+	pfd = (struct pollfd){ .fd = p.c.comp->fd, .events = POLLIN };
+	rl_say_int("event_left", poll(&pfd, 1, 0) == 1);
+	rl_say_int("acked", p.c.cq->comp_events_completed);
+	/* Nothing more comes: this one times out. */
+	arms = 0;
+	p.c.timeout_ms = in->timeout_ms;
 	rl_say_int("cpu_ns", cpu_ns(CLOCK_PROCESS_CPUTIME_ID));
 	fx_say_start();
-	rl_say_int("lab2_wait_wc", lab2_wait_wc(&k, &wc));
+	rl_say_int("lab2_wait_wc", lab2_wait_wc(&p.c, &wc));
+	rl_say_int("arms", arms);
 	rl_hold();
-	ibv_destroy_cq(k.cq);
-	ibv_destroy_comp_channel(k.comp);
-	ibv_close_device(ctx);
+	p.c.cq->context->ops.req_notify_cq = real_req_notify_cq;
+	/* ibv_destroy_cq() waits for ever on an event not acknowledged: then the exit frees all. */
+	if (p.c.cq->comp_events_completed > 0)
+		fx_pair_close(&p);
 }
 
-static void slept_until_the_timeout(struct rl_case *c)
+/* The first wait: the peer's message, soon after it was sent, the CQ armed, the event taken. */
+static bool woke_for_the_message(struct rl_case *c, const struct fx_report *r)
+{
+	const struct cq_in *in = c->in;
+	long long ret = rl_said_int(c, "lab2_wait_wc (message)"), got_imm = rl_said_int(c, "imm");
+	long long arms_then = rl_said_int(c, "arms (message)"), acked = rl_said_int(c, "acked");
+	long late = (long)rl_said_int(c, "returned_ms") - r->sent_ms;
+	uint32_t imm = secret_imm(r->secret, 0);
+
+	if (!rl_expect(c, r->sent_ms, "expected the reference peer to send its message, %s",
+		       r->why[0] ? r->why : "it did not") ||
+	    !rl_expect(c, ret == 0,
+		       "expected lab2_wait_wc to return 0 for a message %d ms into a %d ms wait, "
+		       "got %lld (%s)",
+		       in->delay_ms, FX_TIMEOUT_MS, ret, strerror((int)-ret)) ||
+	    !rl_expect(c,
+		       (uint64_t)rl_said_int(c, "wr_id") == in->wr_id[0] &&
+			       rl_said_int(c, "opcode") == IBV_WC_RECV && got_imm == imm,
+		       "expected the RECV completion of wr_id %llu, with the peer's immediate "
+		       "0x%08x; got wr_id %llu opcode %lld immediate %s0x%08x",
+		       (unsigned long long)in->wr_id[0], imm,
+		       (unsigned long long)rl_said_int(c, "wr_id"), rl_said_int(c, "opcode"),
+		       got_imm < 0 ? "(none) " : "", (uint32_t)got_imm) ||
+	    !rl_expect(c, late < PROMPT_MS,
+		       "expected lab2_wait_wc to return as the peer's message came, it returned "
+		       "%ld ms after it was sent (a %d ms wait: does it sleep until the timeout?)",
+		       late, FX_TIMEOUT_MS) ||
+	    !rl_expect(c, arms_then >= 1,
+		       "expected the CQ armed (ibv_req_notify_cq) before sleeping, it never was") ||
+	    !rl_expect(c, !rl_said_int(c, "event_left"),
+		       "expected the event the message raised to be taken from c->comp "
+		       "(ibv_get_cq_event), it is still there: sleep in poll() on its fd"))
+		return false;
+	return rl_expect(
+		c, acked >= 1,
+		"expected the event it woke on to be acknowledged (ibv_ack_cq_events), got "
+		"%lld acknowledged: ibv_destroy_cq() waits for ever on one that is not",
+		acked);
+}
+
+static void woke_for_the_message_then_slept_until_the_timeout(struct rl_case *c)
 {
 	const struct cq_in *in = c->in;
 	long took = fx_took_ms(c), cpu = -1;
@@ -335,11 +441,16 @@ static void slept_until_the_timeout(struct rl_case *c)
 	/* The act's CPU time, from the kernel: the act cannot say less than it used. */
 	if (rl_act_pid(c) > 0 && clock_getcpuclockid(rl_act_pid(c), &clock) == 0)
 		cpu = (long)((cpu_ns(clock) - rl_said_int(c, "cpu_ns")) / 1000000);
+	if (!woke_for_the_message(c, fx_peer_end(c, FX_DONE)))
+		return;
 	if (rl_expect(c, ret == -ETIMEDOUT,
 		      "expected -ETIMEDOUT from lab2_wait_wc on an empty CQ, got %lld (%s)", ret,
 		      strerror((int)-ret)) &&
 	    rl_expect(c, took >= in->timeout_ms - 100 && took < in->timeout_ms + 2400,
-		      "expected to wait about %d ms, waited %ld ms", in->timeout_ms, took))
+		      "expected to wait about %d ms, waited %ld ms", in->timeout_ms, took) &&
+	    rl_expect(c, rl_said_int(c, "arms") >= 1,
+		      "expected the empty CQ armed (ibv_req_notify_cq) before sleeping, it was not "
+		      "armed in that wait"))
 		rl_expect(c, cpu >= 0 && cpu < took / 3,
 			  "expected to sleep on the completion channel, but %ld ms of CPU went in "
 			  "%ld ms (busy polling?)",
@@ -347,4 +458,5 @@ static void slept_until_the_timeout(struct rl_case *c)
 }
 
 RL_GRADED(wait_wc_sleeps_on_the_channel_and_times_out, .step = 2, .points = 2,
-	  .setup = random_timeout, .act = waits_on_an_empty_cq, .check = slept_until_the_timeout);
+	  .setup = peer_sends_when_told, .act = waits_for_a_message_then_for_nothing,
+	  .check = woke_for_the_message_then_slept_until_the_timeout);

@@ -19,6 +19,7 @@ struct fake_mr {
 struct rdma_in {
 	struct ref_opts o;              /* the reference peer's */
 	uint16_t port;                  /* where it listens */
+	uint32_t len;                   /* lab2_reg_remote_mr: the buffer's length, this run's */
 	uint32_t at;                    /* where in the target buffer the test's RDMA goes */
 	char text[FX_TEXT_SIZE];        /* what the act offers or writes */
 	struct fake_mr mr[2];           /* lab2_describe_mr: the handout's keys, random ones */
@@ -62,6 +63,9 @@ static void rdma_where_told(const struct rdma_in *in, enum ibv_wr_opcode op, str
 		memcpy(k.buf + REF_SEND, "done", 5);
 		ref_send(&k, r, 5, NULL);
 	} else {
+		/* LEN is the act's word: never more than R->text holds, NUL kept. */
+		if (len > sizeof(r->text) - 1)
+			len = sizeof(r->text) - 1;
 		r->read_status = ref_rdma(&k, op, 0, len, addr, rkey);
 		r->text_len = len;
 		memcpy(r->text, k.buf + REF_RDMA, len);
@@ -80,12 +84,17 @@ static void reads_where_told(const void *in, struct fx_report *r)
 	rdma_where_told(in, IBV_WR_RDMA_READ, r);
 }
 
-/* An offset and a text, this run, and a peer that will ROLE. */
+/*
+ * A buffer length, an offset and a text, this run, and a peer that will
+ * ROLE. The length is no other MR's of the act (the fixture's are 64, 640
+ * and LAB2_RDMA_SIZE bytes): the check finds the MR by it.
+ */
 static void start_peer(struct rl_case *c, fx_role *role)
 {
 	struct rdma_in *in = c->in;
 
-	in->at = random_in(0, LAB2_RDMA_SIZE - FX_TEXT_SIZE);
+	in->len = random_in(LAB2_RDMA_SIZE + 1, 2 * LAB2_RDMA_SIZE);
+	in->at = random_in(0, in->len - FX_TEXT_SIZE);
 	rl_test_random_text(in->text, sizeof(in->text));
 	in->o = ref_default();
 	fx_peer_start(role, in);
@@ -118,11 +127,11 @@ static bool remote_open(struct rl_case *c, struct remote *t)
 	struct rl_wire w;
 
 	fx_pair_open(&t->p, &o);
-	t->buf = aligned_alloc(4096, LAB2_RDMA_SIZE);
+	t->buf = aligned_alloc(4096, 2 * LAB2_RDMA_SIZE);
 	ck_assert(t->buf);
-	memset(t->buf, 0, LAB2_RDMA_SIZE);
+	memset(t->buf, 0, 2 * LAB2_RDMA_SIZE);
 	strcpy(t->buf + in->at, in->text);
-	t->mr = lab2_reg_remote_mr(t->p.c.pd, t->buf, LAB2_RDMA_SIZE);
+	t->mr = lab2_reg_remote_mr(t->p.c.pd, t->buf, in->len);
 	rl_say_int("mr", t->mr != NULL);
 	if (!t->mr)
 		return false;
@@ -170,31 +179,48 @@ static void registers_for_a_read(struct rl_case *c)
 	remote_close(&t);
 }
 
-/* The MR the act said lab2_reg_remote_mr() gave, against the buffer and the kernel. */
+/*
+ * The MR the act said lab2_reg_remote_mr() gave, against the buffer and the
+ * kernel. The kernel shows an MR's keys only to a privileged process, and
+ * the grader's is not: the MR is found by its length (this run's, no other
+ * MR's) in the PD of the act's QP, and its rkey is proved by the peer's
+ * RDMA with the rkey the act said (the check's next step).
+ */
 static bool mr_covers_the_buffer(struct rl_case *c)
 {
-	struct rl_res mr[8];
-	const char *len = NULL;
-	char rkey[16];
+	const struct rdma_in *in = c->in;
+	struct rl_res mr[8], qp[2];
+	const char *pdn = NULL, *len, *mr_pdn;
+	char lens[128] = "";
+	size_t used = 0;
+	bool found = false;
 	int i, n;
 
 	if (!rl_expect(c, rl_said_int(c, "mr"),
 		       "expected an MR from lab2_reg_remote_mr, got NULL (step 4: see "
 		       "docs/lab2.md#step-4)") ||
-	    !rl_expect(c,
-		       rl_said_int(c, "mr_is_buf") && rl_said_int(c, "mr_length") == LAB2_RDMA_SIZE,
-		       "expected the MR to cover the %d bytes given, got %lld bytes at 0x%llx",
-		       LAB2_RDMA_SIZE, rl_said_int(c, "mr_length"),
+	    !rl_expect(c, rl_said_int(c, "mr_is_buf") && rl_said_int(c, "mr_length") == in->len,
+		       "expected the MR to cover the %u bytes given, got %lld bytes at 0x%llx",
+		       in->len, rl_said_int(c, "mr_length"),
 		       (unsigned long long)rl_said_int(c, "mr_addr")))
 		return false;
+	if (fx_act_res(c, "qp", qp, 2) == 1)
+		pdn = rl_res_get(&qp[0], "pdn");
 	n = fx_act_res(c, "mr", mr, 8);
-	snprintf(rkey, sizeof(rkey), "%llx", (unsigned long long)rl_said_int(c, "rkey"));
-	for (i = 0; i < n && i < 8 && !len; i++)
-		if (rl_res_get(&mr[i], "rkey") && strcmp(rl_res_get(&mr[i], "rkey"), rkey) == 0)
-			len = rl_res_get(&mr[i], "mrlen");
-	return rl_expect(c, len && atoi(len) == LAB2_RDMA_SIZE,
-			 "expected the kernel to list an MR of %d bytes with rkey 0x%s, got %s%s",
-			 LAB2_RDMA_SIZE, rkey, len ? len : "none", len ? " bytes" : "");
+	for (i = 0; i < n && i < 8; i++) {
+		len = rl_res_get(&mr[i], "mrlen");
+		mr_pdn = rl_res_get(&mr[i], "pdn");
+		if (len && used < sizeof(lens))
+			used += (size_t)snprintf(lens + used, sizeof(lens) - used, "%s%s",
+						 used ? ", " : "", len);
+		if (len && strtoul(len, NULL, 10) == in->len && pdn && mr_pdn &&
+		    strcmp(pdn, mr_pdn) == 0)
+			found = true;
+	}
+	return rl_expect(c, found,
+			 "expected the kernel to list an MR of %u bytes in the PD of the test's QP "
+			 "(pdn %s); the test's process holds MRs of %s bytes",
+			 in->len, pdn ? pdn : "unknown", n > 0 ? lens : "no");
 }
 
 static void peer_wrote_into_it(struct rl_case *c)
@@ -206,10 +232,12 @@ static void peer_wrote_into_it(struct rl_case *c)
 
 	mr_covers_the_buffer(c);
 	r = fx_peer_end(c, FX_DONE);
-	if (rl_failed(c) || !rl_expect(c, r->write_status == IBV_WC_SUCCESS,
-				       "expected the peer's RDMA WRITE to succeed, got \"%s\" "
-				       "(IBV_ACCESS_REMOTE_WRITE missing?)",
-				       ibv_wc_status_str((enum ibv_wc_status)r->write_status)))
+	if (rl_failed(c) ||
+	    !rl_expect(c, r->write_status == IBV_WC_SUCCESS,
+		       "expected the peer's RDMA WRITE with rkey 0x%llx to succeed, "
+		       "got \"%s\" (IBV_ACCESS_REMOTE_WRITE missing?)",
+		       (unsigned long long)rl_said_int(c, "rkey"),
+		       ibv_wc_status_str((enum ibv_wc_status)r->write_status)))
 		return;
 	seen = rl_said_bytes(c, "written", &n);
 	rl_expect(c, rl_said_int(c, "done") && n == FX_TEXT_SIZE && strcmp(seen, r->secret) == 0,
@@ -228,8 +256,9 @@ static void peer_read_it(struct rl_case *c)
 	mr_covers_the_buffer(c);
 	r = fx_peer_end(c, FX_DONE);
 	if (rl_failed(c) || !rl_expect(c, r->read_status == IBV_WC_SUCCESS,
-				       "expected the peer's RDMA READ to succeed, got \"%s\" "
-				       "(IBV_ACCESS_REMOTE_READ missing?)",
+				       "expected the peer's RDMA READ with rkey 0x%llx to succeed, "
+				       "got \"%s\" (IBV_ACCESS_REMOTE_READ missing?)",
+				       (unsigned long long)rl_said_int(c, "rkey"),
 				       ibv_wc_status_str((enum ibv_wc_status)r->read_status)))
 		return;
 	rl_expect(c, strcmp(r->text, in->text) == 0,
