@@ -23,6 +23,7 @@ enum rcv_opt_id {
 	OPT_IDLE_TIMEOUT,
 	OPT_SECRET_FILE,
 	OPT_SELF_STUDY,
+	OPT_SECRET_RANDOM,
 	OPT_RESULTS,
 	OPT_VERIFY,
 	OPT_FAULT_BAD_HASH,
@@ -42,6 +43,7 @@ static const struct {
 	[OPT_IDLE_TIMEOUT] = { "idle-timeout", 1 },
 	[OPT_SECRET_FILE] = { "secret-file", 1 },
 	[OPT_SELF_STUDY] = { "self-study", 0 },
+	[OPT_SECRET_RANDOM] = { "secret-random", 0 },
 	[OPT_RESULTS] = { "results", 1 },
 	[OPT_VERIFY] = { "verify", 2 },
 	[OPT_FAULT_BAD_HASH] = { "fault-bad-hash", 0 },
@@ -62,6 +64,8 @@ void rcv_usage(FILE *f, const char *prog)
 		"  --secret-file FILE    the instructor's secret (mode 600); keys are HMAC-SHA256 "
 		"of the ID under it\n"
 		"  --self-study          use the fixed practice secret instead (keys not graded)\n"
+		"  --secret-random       a secret of its own, random, that nothing else ever holds\n"
+		"                        (a test's receiver: a key is checked by its SHA-256 in the log)\n"
 		"  --results FILE        results log, JSON lines (default: rdmalab-results.jsonl)\n"
 		"  --max-conns N         senders served at once (default 64, 1 to 1024)\n"
 		"  --max-file-size SIZE  largest file accepted (default 64M, at most 1T)\n"
@@ -251,6 +255,9 @@ static int rcv_set_opt(struct rcv_config *cfg, const char *prog, enum rcv_opt_id
 	case OPT_SELF_STUDY:
 		cfg->self_study = true;
 		return 0;
+	case OPT_SECRET_RANDOM:
+		cfg->secret_random = true;
+		return 0;
 	case OPT_RESULTS:
 		cfg->results_path = v[0];
 		return 0;
@@ -305,13 +312,18 @@ static int rcv_check_config(const struct rcv_config *cfg)
 
 	if (cfg->common.help)
 		return 0;
-	if (cfg->self_study && cfg->secret_file) {
-		rl_err("%s: give --secret-file or --self-study, not both", prog);
+	if (cfg->self_study + !!cfg->secret_file + cfg->secret_random > 1) {
+		rl_err("%s: give one of --secret-file, --self-study and --secret-random", prog);
 		return -EINVAL;
 	}
-	if (!cfg->self_study && !cfg->secret_file) {
+	if (!cfg->self_study && !cfg->secret_file && !cfg->secret_random) {
 		rl_err("%s: no secret: give --secret-file FILE (mode 600), or --self-study for "
 		       "practice keys",
+		       prog);
+		return -EINVAL;
+	}
+	if (cfg->secret_random && cfg->verify_id) {
+		rl_err("%s: --verify needs the secret the keys were made with, not --secret-random",
 		       prog);
 		return -EINVAL;
 	}

@@ -3,14 +3,22 @@
  * (docs/protocol.md), or with --verify checks one key offline.
  * See docs/receiver.md.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
 
 #include "receiver.h"
 
-/* Load the secret CFG names (or the self-study one) into BUF; its length or -errno. */
+/* Load the secret CFG names (or the self-study one, or a random one) into BUF; its length or -errno. */
 static int load_secret(const struct rcv_config *cfg, uint8_t *buf, size_t size)
 {
+	if (cfg->secret_random) {
+		if (size < 32 || getrandom(buf, 32, 0) != 32)
+			return rl_fail("getrandom", errno, "32 bytes of secret");
+		return 32;
+	}
 	if (cfg->self_study) {
 		memcpy(buf, RCV_SELF_STUDY_SECRET, sizeof(RCV_SELF_STUDY_SECRET) - 1);
 		return (int)sizeof(RCV_SELF_STUDY_SECRET) - 1;
@@ -44,6 +52,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	rl_log_set_level(cfg.common.verbose);
+	/*
+	 * Not dumpable: a process of the same user (a student's test, in make
+	 * check) cannot read its memory (the secret) or its descriptors (the
+	 * results log) through /proc.
+	 */
+	prctl(PR_SET_DUMPABLE, 0);
 	len = load_secret(&cfg, secret, sizeof(secret));
 	if (len < 0)
 		return 2;

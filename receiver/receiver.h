@@ -37,6 +37,7 @@ struct rcv_config {
 	int idle_timeout_ms;      /* longest a sender may stay silent at one step */
 	const char *secret_file;  /* the instructor's secret, mode 600 */
 	bool self_study;          /* use the fixed practice secret instead */
+	bool secret_random;       /* a random secret of its own, held nowhere else */
 	const char *results_path; /* JSON lines, one per connection */
 	const char *verify_id;    /* --verify ID KEY: check a key and exit */
 	const char *verify_key;

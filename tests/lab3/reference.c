@@ -124,7 +124,10 @@ static void ref_words(const char *opts, char *buf, size_t size, const char **wor
 /*
  * The receiver test G declares: under the grader (RDMALAB_RECEIVERS names
  * its table) the one the grader runs, as root, with a secret the test
- * cannot read; elsewhere one started here, with G's options.
+ * cannot read; elsewhere one started here, with G's options, sealed
+ * (rf_start_sealed): its secret its own, its log on a descriptor with no
+ * path, the process not dumpable, so that the act, a process of the same
+ * user, can neither forge a key nor write the log the check reads.
  */
 static void ref_receiver_start(const struct rl_graded *g)
 {
@@ -139,11 +142,12 @@ static void ref_receiver_start(const struct rl_graded *g)
 			setenv("RDMALAB_RECEIVER", path, 1);
 		}
 		ref_words(g->receiver, buf, sizeof(buf), words);
-		rf_start(&ref.rf, words);
+		rf_start_sealed(&ref.rf, words);
 		ref.ours = true;
 		return;
 	}
 	memset(&ref.rf, 0, sizeof(ref.rf));
+	ref.rf.results_fd = -1;
 	ref.rf.addr = getenv("RDMALAB_ADDR");
 	ck_assert_msg(ref.rf.addr && *ref.rf.addr,
 		      "RDMALAB_ADDR is not set: run with 'make check LAB=3'");

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* O_TMPFILE */
 /* receiver_fixture.c: start, watch and stop rdmalab-receiver for the RDMA tests. */
 #include <errno.h>
 #include <fcntl.h>
@@ -157,10 +158,19 @@ static void rf_exec(const struct rf_receiver *rf, const char *const *extra)
 	rf_receiver_path(path, sizeof(path));
 	snprintf(port, sizeof(port), "%u", rf->port);
 	argv[n++] = path;
-	argv[n++] = "--secret-file";
-	argv[n++] = rf->secret_path;
-	argv[n++] = "--results";
-	argv[n++] = rf->results_path;
+	if (rf->results_fd >= 0) {
+		/* Sealed: a secret of its own; the log on descriptor 3, no path. */
+		if (rf->results_fd == 3 ? fcntl(3, F_SETFD, 0) : dup2(rf->results_fd, 3))
+			_exit(127);
+		argv[n++] = "--secret-random";
+		argv[n++] = "--results";
+		argv[n++] = "/dev/fd/3";
+	} else {
+		argv[n++] = "--secret-file";
+		argv[n++] = rf->secret_path;
+		argv[n++] = "--results";
+		argv[n++] = rf->results_path;
+	}
 	argv[n++] = "-p";
 	argv[n++] = port;
 	argv[n++] = "-v";
@@ -179,18 +189,27 @@ static void rf_exec(const struct rf_receiver *rf, const char *const *extra)
 	_exit(127);
 }
 
-void rf_start(struct rf_receiver *rf, const char *const *extra)
+/* Start a receiver: SEALED, with a secret and a log no path leads to (see rf_start_sealed). */
+static void rf_start_as(struct rf_receiver *rf, const char *const *extra, bool sealed)
 {
 	int waited, status, limit = rf_timeout_ms(10000);
 	char *log;
 
 	memset(rf, 0, sizeof(*rf));
+	rf->results_fd = -1;
 	rf->addr = getenv("RDMALAB_ADDR");
 	ck_assert_msg(rf->addr && *rf->addr, "RDMALAB_ADDR is not set: run with 'make rdma-test'");
 	snprintf(rf->dir, sizeof(rf->dir), "/tmp/rdmalab-receiver-XXXXXX");
 	ck_assert_msg(mkdtemp(rf->dir), "mkdtemp: %s", strerror(errno));
-	rf_write_secret(rf);
-	snprintf(rf->results_path, sizeof(rf->results_path), "%s/results.jsonl", rf->dir);
+	if (sealed) {
+		rf->results_fd = open(rf->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		ck_assert_msg(rf->results_fd >= 0, "O_TMPFILE in %s: %s", rf->dir, strerror(errno));
+		snprintf(rf->results_path, sizeof(rf->results_path), "/proc/self/fd/%d",
+			 rf->results_fd);
+	} else {
+		rf_write_secret(rf);
+		snprintf(rf->results_path, sizeof(rf->results_path), "%s/results.jsonl", rf->dir);
+	}
 	snprintf(rf->log_path, sizeof(rf->log_path), "%s/receiver.log", rf->dir);
 	rf->port = rf_free_port(rf->addr);
 	rf->pid = fork();
@@ -211,6 +230,16 @@ void rf_start(struct rf_receiver *rf, const char *const *extra)
 		usleep(20000);
 	}
 	ck_abort_msg("receiver did not say 'listening on' within %d ms", limit);
+}
+
+void rf_start(struct rf_receiver *rf, const char *const *extra)
+{
+	rf_start_as(rf, extra, false);
+}
+
+void rf_start_sealed(struct rf_receiver *rf, const char *const *extra)
+{
+	rf_start_as(rf, extra, true);
 }
 
 int rf_stop(struct rf_receiver *rf)
@@ -236,10 +265,17 @@ int rf_stop(struct rf_receiver *rf)
 				limit);
 		}
 	}
+	if (rf->results_fd >= 0) {
+		close(rf->results_fd);
+		rf->results_fd = -1;
+		rf->results_path[0] = '\0';
+	}
 	if (getenv("RDMALAB_KEEP_TEST_FILES"))
 		return status;
-	unlink(rf->secret_path);
-	unlink(rf->results_path);
+	if (rf->secret_path[0])
+		unlink(rf->secret_path);
+	if (rf->results_path[0])
+		unlink(rf->results_path);
 	unlink(rf->log_path);
 	snprintf(path, sizeof(path), "%s", rf->dir);
 	rmdir(path);

@@ -26,6 +26,7 @@ struct rf_receiver {
 	char log_path[96];
 	uint8_t secret[32];
 	size_t secret_len;
+	int results_fd; /* a sealed receiver's log (O_TMPFILE); -1 otherwise */
 };
 
 /*
@@ -49,6 +50,16 @@ struct rf_job {
 int rf_timeout_ms(int base_ms);
 /* Start a receiver with the options in EXTRA (NULL-terminated); fails the test if it cannot. */
 void rf_start(struct rf_receiver *rf, const char *const *extra);
+/*
+ * Start one sealed (a graded test's, in make check): --secret-random, a
+ * secret nothing but the receiver ever holds, and its results log an
+ * unnamed file (O_TMPFILE) on a descriptor of this process and the
+ * receiver's; results_path names it for this process only
+ * (/proc/self/fd/N). The receiver is not dumpable: a process of the same
+ * user, a test's act, can reach neither. Keys are checked by their SHA-256
+ * in the log.
+ */
+void rf_start_sealed(struct rf_receiver *rf, const char *const *extra);
 /* Stop it (SIGTERM), wait for it, remove its files; its exit status. */
 int rf_stop(struct rf_receiver *rf);
 /* Options for a good sender of the N bytes at DATA as student ID. */

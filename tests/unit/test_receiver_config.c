@@ -88,6 +88,14 @@ START_TEST(test_bad_values_and_combinations_are_refused)
 
 	ck_assert_int_eq(PARSE(&c, "-p", "9000"), -EINVAL); /* no secret */
 	ck_assert_int_eq(PARSE(&c, "--self-study", "--secret-file", "x"), -EINVAL);
+	ck_assert_int_eq(PARSE(&c, "--secret-random", "--secret-file", "x"), -EINVAL);
+	ck_assert_int_eq(PARSE(&c, "--secret-random", "--self-study"), -EINVAL);
+	/* A key made under a random secret can be checked by nobody but its receiver. */
+	ck_assert_int_eq(PARSE(&c, "--secret-random", "--verify", "s42", "ABCD-EFGH-IJKL-MNOP"),
+			 -EINVAL);
+	ck_assert_int_eq(PARSE(&c, "--secret-random"), 0);
+	ck_assert_msg(c.secret_random && !c.self_study && !c.secret_file,
+		      "expected --secret-random alone");
 	ck_assert_int_eq(PARSE(&c, "--self-study", "--max-conns", "0"), -EINVAL);
 	ck_assert_int_eq(PARSE(&c, "--self-study", "--max-conns", "2000"), -EINVAL);
 	ck_assert_int_eq(PARSE(&c, "--self-study", "--max-file-size", "2T"), -EINVAL);
