@@ -1,5 +1,5 @@
 # prepare.sh: a submission's tree, its files taken from the submission, each lab built as the student.
-# A part of grader/rdmalab-grade, which sources it: it uses that script's
+# A part of grader/rdmalab-grade and grader/test-batch, which source it: it uses that script's
 # settings and globals, and defines functions (and, where it says so, state).
 
 test_programs() { # LAB DIR: the lab's test program, as built in DIR

@@ -1,6 +1,6 @@
 # receivers.sh: the reference receivers a lab's tests talk to (.receiver in
 # tests/harness.h; Lab 3's, one per test), run by the grader.
-# A part of grader/rdmalab-grade, which sources it: its functions take what
+# A part of grader/rdmalab-grade and grader/test-batch, which source it: its functions take what
 # they use as arguments, and keep their state in the folder they are given.
 #
 # Each receiver runs as root with a fresh secret in a folder only root can

@@ -1,5 +1,5 @@
 # run.sh: running the step tests of each submission where RDMA works, and the batch's queue.
-# A part of grader/rdmalab-grade, which sources it: it uses that script's
+# A part of grader/rdmalab-grade and grader/test-batch, which source it: it uses that script's
 # settings and globals, and defines functions (and, where it says so, state).
 # run_lab takes what it uses as arguments; the receivers' state is in files.
 
@@ -159,7 +159,7 @@ grade_in_guest() {
 	for attempt in 1 2; do
 		rc=0
 		"$kit/vm/run-rdma" --mode uml "${host_uid[@]}" --rw "$work" --timeout "$4" \
-			-- "$grader/rdmalab-grade" --run-batch "$work" --only "$n" "$2" "$3" >>"$batch/$n.rdma.log" 2>&1 || rc=$?
+			-- "$grader/test-batch" "$work" "$n" "$2" "$3" >>"$batch/$n.rdma.log" 2>&1 || rc=$?
 		[ "$rc" = 0 ] && return 0
 		if [ "$attempt" = 1 ] && { [ "$rc" = 2 ] || [ "$rc" = 125 ]; } && [ ! -f "$w/status" ]; then
 			echo "rdmalab-grade: $n: the guest failed (exit $rc: $(why_guest_failed "$batch/$n.rdma.log")): grading it again" >&2

@@ -1,5 +1,5 @@
 # sandbox.sh: running the student's code isolated: uids, limits, namespaces, the guest's user.
-# A part of grader/rdmalab-grade, which sources it: it uses that script's
+# A part of grader/rdmalab-grade and grader/test-batch, which source it: it uses that script's
 # settings and globals, and defines functions (and, where it says so, state).
 
 isolated() { [ "$(id -u)" = 0 ]; }
