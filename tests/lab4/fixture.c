@@ -238,13 +238,16 @@ bool fx_hung_up(int fd)
  * What the act's sender really took from its CQ, counted through the
  * context's poll_cq (ibv_poll_cq() calls it), and how many writes the test
  * posted: the writes outstanding before a post, whatever the lab's code
- * keeps in s->posted and s->completed.
+ * keeps in s->posted and s->completed; and which chunks had a completion,
+ * whatever signaled flag the lab's code passed to the poster.
  */
+#define FX_SENT_MAX 256 /* chunks whose completions are noted one by one */
 struct fx_sent {
 	struct ibv_cq *cq;
 	int (*real_poll_cq)(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 	uint32_t posts;    /* by fx_log_post() */
 	uint32_t complete; /* one past the last chunk a good completion was taken for */
+	uint8_t had_completion[FX_SENT_MAX];
 };
 static struct fx_sent fx_sent;
 
@@ -252,13 +255,39 @@ static int fx_counting_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
 	int got = fx_sent.real_poll_cq(cq, n, wc), i;
 
-	for (i = 0; cq == fx_sent.cq && i < got; i++)
+	for (i = 0; cq == fx_sent.cq && i < got; i++) {
+		if (wc[i].wr_id < FX_SENT_MAX)
+			fx_sent.had_completion[wc[i].wr_id] = 1;
 		if (wc[i].status == IBV_WC_SUCCESS && wc[i].wr_id + 1 > fx_sent.complete)
 			fx_sent.complete = (uint32_t)wc[i].wr_id + 1;
+	}
 	return got;
 }
 
-void fx_send_open(struct fx_send *x, const struct fx_peer_in *in)
+/*
+ * Remakes S's CQ and QP with DEPTH entries each, on the same PD and
+ * channel: a post beyond DEPTH writes not yet completed fails with ENOMEM,
+ * and a completion beyond DEPTH not yet polled is dropped.
+ */
+static void fx_send_depth(struct lab4_sender *s, uint32_t depth)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	ibv_destroy_qp(s->qp);
+	ibv_destroy_cq(s->cq);
+	s->cq = ibv_create_cq(s->ctx, (int)depth, NULL, s->comp, 0);
+	ck_assert_msg(s->cq && s->cq->cqe == (int)depth,
+		      "fixture: expected a CQ of exactly %u entries, got %d", depth,
+		      s->cq ? s->cq->cqe : -1);
+	s->qp = lab4_create_qp(s->pd, s->cq, s->cq, depth, 1, LAB4_RC);
+	ck_assert_msg(s->qp && ibv_query_qp(s->qp, &attr, IBV_QP_CAP, &init) == 0 &&
+			      init.cap.max_send_wr == depth,
+		      "fixture: expected a send queue of exactly %u entries", depth);
+	s->qpx = ibv_qp_to_qp_ex(s->qp);
+}
+
+void fx_send_open(struct fx_send *x, const struct fx_peer_in *in, uint32_t depth)
 {
 	uint8_t port = rl_test_ib_port();
 	int gid = rl_test_gid_index();
@@ -273,6 +302,8 @@ void fx_send_open(struct fx_send *x, const struct fx_peer_in *in)
 	fx_fill(x->bytes, in->size, in->seed);
 	f.data = in->size ? x->bytes : NULL;
 	ck_assert_msg(lab4_sender_open(&x->s, x->ctx, &f, LAB4_RC) == 0, "fixture: sender_open");
+	if (depth)
+		fx_send_depth(&x->s, depth);
 	x->fd = fx_connect(in);
 	ck_assert_int_eq(rl_qp_local_dest(x->s.qp, port, gid, 0, &h.dest), 0);
 	ck_assert_msg(lab4_send_hello(x->fd, &h, FX_TIMEOUT_MS) == 0 &&
@@ -290,6 +321,18 @@ void fx_send_open(struct fx_send *x, const struct fx_peer_in *in)
 	x->s.wait = LAB4_WAIT_BUSY;
 	fx_sent = (struct fx_sent){ .cq = x->s.cq, .real_poll_cq = x->ctx->ops.poll_cq };
 	x->ctx->ops.poll_cq = fx_counting_poll_cq;
+}
+
+void fx_send_say_signaled(struct fx_send *x, const char *name)
+{
+	uint32_t n = x->s.nchunks < FX_SENT_MAX ? x->s.nchunks : FX_SENT_MAX;
+	struct ibv_wc wc;
+
+	/* A completion the lab's code left behind was a signaled write too. */
+	usleep(50000);
+	while (ibv_poll_cq(x->s.cq, 1, &wc) > 0)
+		;
+	rl_say_bytes(name, fx_sent.had_completion, n);
 }
 
 void fx_send_hangup(struct fx_send *x)
@@ -338,9 +381,7 @@ int fx_log_post(struct lab4_sender *s, uint32_t index, bool signaled)
 
 	if (out > FX_IMM_OUT_MAX)
 		out = FX_IMM_OUT_MAX;
-	return fx_post_write(s, index, signaled,
-			     FX_IMM_INDEX(index) | out << FX_IMM_OUT_SHIFT |
-				     (signaled ? FX_IMM_SIGNALED : 0));
+	return fx_post_write(s, index, signaled, FX_IMM_INDEX(index) | out << FX_IMM_OUT_SHIFT);
 }
 
 int fx_ref_post(struct lab4_sender *s, uint32_t index, bool signaled)
@@ -507,74 +548,74 @@ uint32_t fx_port_mtu(void)
 	return 128u << pattr.active_mtu;
 }
 
-static void fx_path(const char *tag, const char *what, char *buf, size_t size)
+/* A file for the program's output that no other process can name: made, then unlinked. */
+static int fx_tmpfile(void)
 {
-	snprintf(buf, size, "/tmp/rdmalab-lab4-%d-%s.%s", (int)getpid(), tag, what);
+	char path[] = "/tmp/rdmalab-lab4-out-XXXXXX";
+	int fd = mkstemp(path);
+
+	ck_assert_msg(fd >= 0, "mkstemp %s: %s", path, strerror(errno));
+	unlink(path);
+	return fd;
 }
 
 /*
- * The program gets stdin from /dev/null, stdout and stderr to files, and no
- * other descriptor of the parent's (the grader's results among them).
+ * The program gets stdin from /dev/null, stdout and stderr to files of its
+ * own, and no other descriptor of the parent's (the grader's results among
+ * them).
  */
-int fx_spawn(const char *const *args, const char *tag)
+void fx_spawn(const char *const *args, struct fx_proc *p)
 {
-	char exe[PATH_MAX], prog[PATH_MAX + 16], out[128], err[128];
+	char exe[PATH_MAX], prog[PATH_MAX + 16];
 	const char *argv[32];
 	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	int n = 0;
-	pid_t pid;
 
 	ck_assert_msg(len > 0, "readlink /proc/self/exe: %s", strerror(errno));
 	exe[len] = '\0';
 	snprintf(prog, sizeof(prog), "%s/../lab4", dirname(exe));
-	fx_path(tag, "out", out, sizeof(out));
-	fx_path(tag, "err", err, sizeof(err));
 	argv[n++] = prog;
 	while (*args && n < 31)
 		argv[n++] = *args++;
 	argv[n] = NULL;
+	p->out = fx_tmpfile();
+	p->err = fx_tmpfile();
 	fflush(NULL);
-	pid = fork();
-	ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
-	if (pid == 0) {
+	p->pid = fork();
+	ck_assert_msg(p->pid >= 0, "fork: %s", strerror(errno));
+	if (p->pid == 0) {
 		int fi = open("/dev/null", O_RDONLY);
-		int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
-		if (fi < 0 || fo < 0 || fe < 0 || dup2(fi, STDIN_FILENO) < 0 ||
-		    dup2(fo, STDOUT_FILENO) < 0 || dup2(fe, STDERR_FILENO) < 0)
+		if (fi < 0 || dup2(fi, STDIN_FILENO) < 0 || dup2(p->out, STDOUT_FILENO) < 0 ||
+		    dup2(p->err, STDERR_FILENO) < 0)
 			_exit(127);
 		close_range(3, ~0U, 0);
 		execv(prog, (char *const *)argv);
 		fprintf(stderr, "exec %s: %s\n", prog, strerror(errno));
 		_exit(127);
 	}
-	return pid;
 }
 
-static void fx_slurp(const char *path, char *buf, size_t size)
+/* What the program wrote to FD (from its start, at most SIZE - 1 bytes) into BUF; closes FD. */
+static void fx_slurp(int fd, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : 0;
+	ssize_t n = pread(fd, buf, size - 1, 0);
 
 	buf[n > 0 ? n : 0] = '\0';
-	if (fd >= 0)
-		close(fd);
-	unlink(path);
+	close(fd);
 }
 
-void fx_reap(int pid, const char *tag, int limit_ms, struct fx_run *run)
+void fx_reap(struct fx_proc *p, int limit_ms, struct fx_run *run)
 {
 	int64_t deadline = lab4_now_ms() + limit_ms;
-	char path[128];
 	int status = 0;
 
 	memset(run, 0, sizeof(*run));
 	run->status = -1;
-	while (waitpid(pid, &status, WNOHANG) == 0) {
+	while (waitpid(p->pid, &status, WNOHANG) == 0) {
 		if (lab4_now_ms() > deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
+			kill(p->pid, SIGKILL);
+			waitpid(p->pid, &status, 0);
 			status = -1;
 			break;
 		}
@@ -582,10 +623,8 @@ void fx_reap(int pid, const char *tag, int limit_ms, struct fx_run *run)
 	}
 	if (status != -1 && WIFEXITED(status))
 		run->status = WEXITSTATUS(status);
-	fx_path(tag, "out", path, sizeof(path));
-	fx_slurp(path, run->out, sizeof(run->out));
-	fx_path(tag, "err", path, sizeof(path));
-	fx_slurp(path, run->err, sizeof(run->err));
+	fx_slurp(p->out, run->out, sizeof(run->out));
+	fx_slurp(p->err, run->err, sizeof(run->err));
 }
 
 const char *fx_last_line(const char *text, const char *prefix)

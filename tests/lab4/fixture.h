@@ -19,6 +19,13 @@
 #define FX_TIMEOUT_MS 5000
 #define FX_MAX_SEEN 64 /* completions or datagrams a peer reports one by one */
 
+/* How a run of the lab4 program ended (fx_reap), for a check and its messages. */
+struct fx_run {
+	int status; /* exit status, or -1 if killed after the limit */
+	char out[4096];
+	char err[4096];
+};
+
 /* --- inputs, chosen by setup in the parent -------------------------------- */
 
 /* A fresh random number (getrandom): seeds and sizes no submission can know. */
@@ -33,20 +40,23 @@ void fx_file_sha256(uint64_t size, uint32_t seed, uint8_t sha256[32]);
 /* --- peer.c: the peer ------------------------------------------------------ */
 
 enum fx_role {
-	FX_RC_RECEIVER, /* takes the act's writes with immediate into a buffer */
-	FX_RC_SENDER,   /* writes a file to the act's receiver, as lab4 send does */
-	FX_UD,          /* a UD QP: takes the act's datagrams, or probes and waits for an echo */
+	FX_RC_RECEIVER, /* takes the writes with immediate of the act (or of lab4 send) into a buffer */
+	FX_RC_SENDER, /* writes a file to the act's receiver (or to lab4 serve), as lab4 send does */
+	FX_UD, /* a UD QP: takes datagrams (and echoes them), or sends its own and waits for echoes */
 };
 
 /*
  * What a peer is told. It lies in c->in, written by setup (the act reads
- * it too, to know the port and the file): inputs only.
+ * it too, to know the port and the file), or in a check that runs the lab4
+ * program: inputs only.
  */
 struct fx_peer_in {
-	uint16_t port;  /* TCP, on 127.0.0.1: fx_peer_start() writes it */
-	uint32_t seed;  /* of the file (RC) or of the probe's bytes (UD) */
-	uint64_t size;  /* RC: the file's bytes */
-	uint32_t chunk; /* RC: bytes per write */
+	uint16_t port;    /* TCP, on 127.0.0.1: fx_peer_start() writes it */
+	uint16_t connect; /* nonzero: connect to 127.0.0.1:CONNECT instead (a program that listens) */
+	uint32_t seed;    /* of the file (RC) */
+	uint64_t size;    /* RC: the file's bytes */
+	uint32_t chunk;   /* RC: bytes per write */
+	bool result; /* RC: end as lab4 does: the receiver sends RESULT, the sender waits for it */
 	/* RC sender: */
 	uint32_t first, count; /* write chunks FIRST .. FIRST + COUNT - 1 */
 	uint32_t window;       /* at most this many in flight */
@@ -54,9 +64,11 @@ struct fx_peer_in {
 	int delay_ms;          /* then wait this long first */
 	bool flip_hash;        /* announce a SHA-256 that is not the file's */
 	/* UD: */
-	uint32_t expect; /* datagrams to wait for */
-	bool probe;      /* send one datagram with Q_Key QKEY and wait for its echo */
+	bool probe; /* send one datagram with Q_Key QKEY and wait for its echo */
 	uint32_t qkey;
+	bool echo;         /* echo every datagram back, as ud-pong does */
+	uint32_t pings;    /* send PINGS datagrams of PING_LEN bytes, each until it echoes, */
+	uint32_t ping_len; /* numbered in their first 4 bytes as ud-ping numbers its own */
 };
 
 /* One completion (RC receiver) or datagram (UD) the peer saw. */
@@ -75,22 +87,39 @@ struct fx_report {
 	uint32_t mtu;    /* the port's active MTU, in bytes */
 	uint32_t nseen;  /* completions or datagrams seen (the first FX_MAX_SEEN in SEEN) */
 	struct fx_seen seen[FX_MAX_SEEN];
-	uint8_t sha256[32]; /* RC receiver: of its whole buffer at the end */
-	int sent;           /* RC sender: 0, or why its writes failed */
-	uint32_t completed; /* RC sender: writes completed */
-	bool echoed;        /* UD probe: an echo came back */
+	/* RC receiver: */
+	uint8_t sha256[32]; /* of its whole buffer at the end */
+	int qp_state; /* its QP's at the end (enum ibv_qp_state): ERR after a remote access error */
+	bool result_sent; /* RESULT went to the sender, once every chunk had arrived */
+	/* RC sender: */
+	int sent;                  /* 0, or why its writes failed */
+	uint32_t completed;        /* writes completed */
+	bool got_result;           /* the act's RESULT came, into RESULT */
+	struct lab4_result result; /* good, received and the SHA-256 the act says it found */
+	/* UD: */
+	bool echoed; /* probe: an echo came back */
 	uint8_t probe_sha256[32], echo_sha256[32];
+	uint32_t echoes; /* echo: echoes sent; pings: datagrams that came back whole */
 };
 
 /*
- * In setup: start a peer playing ROLE as IN says (IN lies in c->in), and
- * write its port into IN. It is a fork of the parent, made before the
- * act's: it runs none of the student's code, and the act cannot reach its
- * memory. At most two peers a test; the first is number 0.
+ * In setup, or in a check that runs the lab4 program: start a peer playing
+ * ROLE as IN says, and write its port into IN. It is a fork of the parent,
+ * made before the act's: it runs none of the student's code, and the act
+ * cannot reach its memory. At most FX_MAX_PEERS a test: returns the
+ * peer's number, the first 0.
  */
-void fx_peer_start(struct rl_case *c, struct fx_peer_in *in, enum fx_role role);
+#define FX_MAX_PEERS 8
+int fx_peer_start(struct rl_case *c, struct fx_peer_in *in, enum fx_role role);
 /* In the check: peer number I's report (within 30 s), or the test fails: false. */
 bool fx_peer_report(struct rl_case *c, int i, struct fx_report *rep);
+/*
+ * The same once the lab4 program PROG it met has ended (RUN): the report
+ * comes within seconds, and a peer the program never met, or could not
+ * finish with, is the program's failure (the message shows RUN).
+ */
+bool fx_peer_report_of(struct rl_case *c, int i, struct fx_report *rep, const char *prog,
+		       const struct fx_run *run);
 
 /* --- fixture.c: the act's side (and what the peer shares with it) ---------- */
 
@@ -107,19 +136,30 @@ struct fx_send {
 	uint8_t *bytes;
 	int fd; /* to the peer; -1 once hung up */
 };
-/* Posts through fx_log_post(), waits busy (steps 1 and 2 do not need step 5). */
-void fx_send_open(struct fx_send *x, const struct fx_peer_in *in);
+/*
+ * Posts through fx_log_post(), waits busy (steps 1 and 2 do not need step
+ * 5). DEPTH, unless 0: the sender's send queue and CQ hold DEPTH entries,
+ * so that the device itself refuses a post beyond them (ENOMEM) and drops
+ * a completion beyond them.
+ */
+void fx_send_open(struct fx_send *x, const struct fx_peer_in *in, uint32_t depth);
 /* Tell the peer the act is done (it reports then). */
 void fx_send_hangup(struct fx_send *x);
+/*
+ * Takes what the sender's CQ still holds (a settled drain), then says
+ * SIGNALED: for each chunk, 1 if a completion of it was taken from the CQ,
+ * by the lab's code or by this drain, else 0 (an RC write has a completion
+ * only when it was posted signaled).
+ */
+void fx_send_say_signaled(struct fx_send *x, const char *name);
 void fx_send_close(struct fx_send *x);
 
 /*
- * The immediate data fx_log_post() writes: the index, and what the step
- * asked of the post: signaled or not, and how many writes were outstanding
- * just before it (posted by it, and not before a good completion the
- * sender took from its CQ: counted by the test, not from s->completed).
+ * The immediate data fx_log_post() writes: the index, and how many writes
+ * were outstanding just before the post (posted by it, and not before a
+ * good completion the sender took from its CQ: counted by the test, not
+ * from s->completed).
  */
-#define FX_IMM_SIGNALED (1U << 31)
 #define FX_IMM_OUT_SHIFT 20
 #define FX_IMM_OUT_MAX 0x7ffU
 #define FX_IMM_INDEX(imm) ((imm) & ((1U << FX_IMM_OUT_SHIFT) - 1))
@@ -194,21 +234,20 @@ bool fx_res_qp(struct rl_case *c, uint32_t qpn, const char *key, char *val, size
 /* The port's active MTU in bytes, asked in the parent. */
 uint32_t fx_port_mtu(void);
 
-/* Run the lab4 program with ARGS (NULL-terminated) for at most LIMIT_MS. */
-struct fx_run {
-	int status; /* exit status, or -1 if killed after the limit */
-	char out[4096];
-	char err[4096];
+/* The lab4 program, run by a check: its output goes to files no other process can name. */
+struct fx_proc {
+	int pid;
+	int out, err; /* unlinked temporary files */
 };
-/* Start the program in the background (its output in files); returns its pid. */
-int fx_spawn(const char *const *args, const char *tag);
-/* Wait for PID up to LIMIT_MS (then kill it) and collect its output. */
-void fx_reap(int pid, const char *tag, int limit_ms, struct fx_run *run);
+/* Start the lab4 program with ARGS (NULL-terminated) in the background, as P. */
+void fx_spawn(const char *const *args, struct fx_proc *p);
+/* Wait for P up to LIMIT_MS (then kill it) and collect its output into RUN. */
+void fx_reap(struct fx_proc *p, int limit_ms, struct fx_run *run);
 /* The last line of TEXT that starts with PREFIX, or NULL (a step cannot print after main.c). */
 const char *fx_last_line(const char *text, const char *prefix);
 /*
- * A file of SIZE random bytes at PATH (of PATH_SIZE bytes), its SHA-256
- * computed here into SHA256; unlink it after.
+ * A file of SIZE random bytes at PATH (of PATH_SIZE bytes, made by
+ * mkstemp), its SHA-256 computed here into SHA256; unlink it after.
  */
 void fx_make_file(char *path, size_t path_size, uint64_t size, uint8_t sha256[32]);
 

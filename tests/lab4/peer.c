@@ -2,9 +2,10 @@
  * peer.c: the act's peer, a process of the test's own. Setup forks it from
  * the parent before the act's fork, so it runs none of the student's code
  * and the act cannot reach its memory (the parent is not dumpable, and
- * neither is its fork). It listens on 127.0.0.1, meets the act there with
- * the lab's own TCP messages (wire.c), plays an RC receiver, an RC sender
- * or a UD QP, and writes what it saw to the check on a pipe.
+ * neither is its fork). It listens on 127.0.0.1 (or connects there, to a
+ * lab4 program that listens), meets the act or the program with the lab's
+ * own TCP messages (wire.c), plays an RC receiver, an RC sender or a UD
+ * QP, and writes what it saw to the check on a pipe.
  *
  * It runs only the test's code, the framework and the given parts of the
  * lab (file.c, setup.c, wire.c): never a function of a file the student
@@ -29,11 +30,13 @@
 
 #define FX_PEER_ACCEPT_MS 30000 /* the act may run a whole transfer before it meets peer 1 */
 #define FX_PEER_REPORT_MS 30000
-#define FX_RC_DEPTH 64      /* the peer's RC queues */
-#define FX_UD_RESEND_MS 200 /* the UD probe is sent again after this long without an echo */
+#define FX_PEER_AFTER_MS 5000 /* a program's peer reports this soon after the program ended */
+#define FX_RC_DEPTH 64        /* the peer's RC queues */
+#define FX_UD_RESEND_MS 200   /* a UD probe or ping is sent again after this long without an echo */
 #define FX_UD_TRIES 10
 #define FX_PROBE_LEN 64
-#define FX_DRAIN_MS 200 /* after the act hangs up, what is still on its way */
+#define FX_DRAIN_MS 200    /* after the act hangs up, what is still on its way */
+#define FX_RESULT_MS 20000 /* lab4 serve hashes what it received before its RESULT */
 
 /* --- the peer, in its own process ----------------------------------------- */
 
@@ -157,19 +160,48 @@ static void fx_seen_wc(struct fx_report *rep, const struct ibv_wc *wc)
 	rep->nseen++;
 }
 
+/* The state of QP now (enum ibv_qp_state), or -1 when it cannot be asked. */
+static int fx_qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	return ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) ? -1 : (int)attr.qp_state;
+}
+
+/* The SHA-256 of BUF's SIZE bytes into SHA256. */
+static void fx_sha256(const uint8_t *buf, uint64_t size, uint8_t sha256[32])
+{
+	EVP_Digest(size ? buf : (const uint8_t *)"", size, sha256, NULL, EVP_sha256(), NULL);
+}
+
+/* RESULT to the sender on FD, as lab4 serve sends it: whether BUF hashes to what H announced. */
+static void fx_peer_send_result(int fd, const struct lab4_hello *h, const uint8_t *buf,
+				struct fx_report *rep)
+{
+	struct lab4_result res = { .received = h->size };
+
+	fx_sha256(buf, h->size, res.sha256);
+	res.good = memcmp(res.sha256, h->sha256, 32) == 0;
+	rep->result_sent = lab4_send_result(fd, &res, FX_TIMEOUT_MS) == 0;
+}
+
 /*
  * RC receiver: the act's HELLO names the file; a buffer for it, receives
  * for every chunk (posted again as they are taken), ACCEPT back; then every
- * completion is kept until the act hangs up, and the buffer is hashed.
+ * completion is kept until the act hangs up (with IN->result, RESULT goes
+ * back once every chunk arrived, as lab4 serve does), and the buffer is
+ * hashed and the QP's state noted.
  */
-static void fx_peer_rc_receiver(const struct fx_env *env, int fd, struct fx_report *rep)
+static void fx_peer_rc_receiver(const struct fx_env *env, const struct fx_peer_in *in, int fd,
+				struct fx_report *rep)
 {
 	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 	struct lab4_accept acc = { .credits = FX_RC_DEPTH };
 	struct fx_rc rc = { 0 };
 	struct lab4_hello h;
 	struct ibv_wc wc;
-	uint32_t nchunks, posted;
+	uint32_t nchunks, posted, landed = 0;
 	int64_t idle_until, drain_until = 0;
 	int n;
 
@@ -193,9 +225,12 @@ static void fx_peer_rc_receiver(const struct fx_env *env, int fd, struct fx_repo
 	}
 	idle_until = lab4_now_ms() + FX_TIMEOUT_MS;
 	for (;;) {
+		if (in->result && !rep->result_sent && landed == nchunks)
+			fx_peer_send_result(fd, &h, rc.buf, rep);
 		n = ibv_poll_cq(rc.cq, 1, &wc);
 		if (n > 0) {
 			fx_seen_wc(rep, &wc);
+			landed += wc.status == IBV_WC_SUCCESS;
 			if (wc.status == IBV_WC_SUCCESS && posted < nchunks &&
 			    fx_post_empty_recvs(rc.qp, 1) == 0)
 				posted++;
@@ -208,7 +243,8 @@ static void fx_peer_rc_receiver(const struct fx_env *env, int fd, struct fx_repo
 			break;
 		usleep(200);
 	}
-	EVP_Digest(h.size ? rc.buf : (uint8_t *)"", h.size, rep->sha256, NULL, EVP_sha256(), NULL);
+	fx_sha256(rc.buf, h.size, rep->sha256);
+	rep->qp_state = fx_qp_state(rc.qp);
 clean:
 	fx_rc_free(&rc);
 }
@@ -279,7 +315,8 @@ static void fx_peer_write(struct fx_rc *rc, const struct fx_peer_in *in, uint32_
 
 /*
  * RC sender: HELLO (the file, its SHA-256 announced, flipped when asked),
- * the act's ACCEPT, then the writes IN asks for, when it asks.
+ * the act's ACCEPT, then the writes IN asks for, when it asks; with
+ * IN->result, then the act's RESULT, as lab4 send waits for it.
  */
 static void fx_peer_rc_sender(const struct fx_env *env, const struct fx_peer_in *in, int fd,
 			      struct fx_report *rep)
@@ -296,7 +333,7 @@ static void fx_peer_rc_sender(const struct fx_env *env, const struct fx_peer_in 
 		goto clean;
 	}
 	fx_fill(rc.buf, in->size, in->seed);
-	EVP_Digest(in->size ? rc.buf : (uint8_t *)"", in->size, h.sha256, NULL, EVP_sha256(), NULL);
+	fx_sha256(rc.buf, in->size, h.sha256);
 	if (in->flip_hash)
 		h.sha256[0] ^= 0xff;
 	if (lab4_send_hello(fd, &h, FX_TIMEOUT_MS) || lab4_recv_accept(fd, &acc, FX_TIMEOUT_MS) ||
@@ -317,23 +354,23 @@ static void fx_peer_rc_sender(const struct fx_env *env, const struct fx_peer_in 
 	window = in->window < acc.credits ? in->window : acc.credits;
 	if (in->count)
 		fx_peer_write(&rc, in, window ? window : 1, &acc, fd, rep);
+	if (in->result && !rep->sent)
+		rep->got_result = lab4_recv_result(fd, &rep->result, FX_RESULT_MS) == 0;
 clean:
 	fx_rc_free(&rc);
 }
 
 /* UD probe: a datagram of fresh random bytes to the act with IN's Q_Key, sent until it echoes. */
 static void fx_peer_ud_probe(struct lab4_ud *u, const struct fx_peer_in *in,
-			     const struct lab4_ud_hello *act, struct fx_report *rep)
+			     const struct lab4_ud_hello *act, struct ibv_ah *ah,
+			     struct fx_report *rep)
 {
 	uint8_t probe[FX_PROBE_LEN];
-	struct ibv_ah *ah = fx_ud_ah(u, &act->gid);
 	struct ibv_wc wc;
 	int tries;
 
-	if (!ah || getrandom(probe, sizeof(probe), 0) != sizeof(probe)) {
+	if (getrandom(probe, sizeof(probe), 0) != sizeof(probe)) {
 		fx_peer_fail(rep, -EIO, "the UD probe could not be made");
-		if (ah)
-			ibv_destroy_ah(ah);
 		return;
 	}
 	EVP_Digest(probe, sizeof(probe), rep->probe_sha256, NULL, EVP_sha256(), NULL);
@@ -349,24 +386,93 @@ static void fx_peer_ud_probe(struct lab4_ud *u, const struct fx_peer_in *in,
 					   EVP_sha256(), NULL);
 		}
 	}
-	ibv_destroy_ah(ah);
 }
 
-/* UD receiver: every datagram, until the act hangs up. */
-static void fx_peer_ud_receive(struct lab4_ud *u, int fd, struct fx_report *rep)
+/*
+ * Waits up to FX_UD_RESEND_MS for the echo of datagram number SEQ (MSG,
+ * LEN bytes): 1 when it came back whole, 0 when it did not come (echoes of
+ * earlier numbers, sent twice, are dropped), -1 when it came back changed.
+ */
+static int fx_peer_ud_echo_of(struct lab4_ud *u, const uint8_t *msg, uint32_t len, uint32_t seq)
+{
+	int64_t deadline = lab4_now_ms() + FX_UD_RESEND_MS;
+	const uint8_t *payload;
+	struct ibv_wc wc;
+	uint32_t be;
+	bool whole;
+	int ret = 0;
+
+	while (ret == 0 && fx_poll_one(u->cq, &wc, (int)(deadline - lab4_now_ms())) == 1) {
+		payload = fx_ud_slot(u, (int)wc.wr_id) + LAB4_GRH_LEN;
+		memcpy(&be, payload, sizeof(be));
+		whole = wc.byte_len == LAB4_GRH_LEN + len && memcmp(payload, msg, len) == 0;
+		if (wc.status == IBV_WC_SUCCESS && wc.byte_len >= LAB4_GRH_LEN + 4 &&
+		    be32toh(be) == seq)
+			ret = whole ? 1 : -1;
+		fx_ud_post_recv(u, (int)wc.wr_id);
+	}
+	return ret;
+}
+
+/*
+ * UD ping, as lab4 ud-ping does: IN->pings datagrams of IN->ping_len bytes,
+ * each numbered in its first 4 bytes (big-endian) and random after, each
+ * sent again until its echo comes back, until the act hangs up FD;
+ * REP->echoes counts those that came back whole.
+ */
+static void fx_peer_ud_ping(struct lab4_ud *u, const struct fx_peer_in *in,
+			    const struct lab4_ud_hello *act, struct ibv_ah *ah, int fd,
+			    struct fx_report *rep)
+{
+	uint8_t *msg = malloc(in->ping_len + 1);
+	uint32_t seq, be;
+	int tries, back;
+
+	if (!msg || in->ping_len < 4) {
+		fx_peer_fail(rep, -EINVAL, "no datagram of %u bytes to ping with", in->ping_len);
+		free(msg);
+		return;
+	}
+	for (seq = 0; seq < in->pings && !fx_hung_up(fd); seq++) {
+		be = htobe32(seq);
+		memcpy(msg, &be, 4);
+		if (getrandom(msg + 4, in->ping_len - 4, 0) != (ssize_t)(in->ping_len - 4)) {
+			fx_peer_fail(rep, -EIO, "no random bytes for datagram %u", seq);
+			break;
+		}
+		for (tries = 0, back = 0; tries < FX_UD_TRIES && back == 0; tries++)
+			back = fx_ud_send(u, ah, act->qpn, act->qkey, msg, in->ping_len) ?
+				       -1 :
+				       fx_peer_ud_echo_of(u, msg, in->ping_len, seq);
+		rep->echoes += back == 1;
+	}
+	free(msg);
+}
+
+/*
+ * UD receiver: every datagram, until the act hangs up; with ECHO, each one
+ * is sent back to the act through AH, as lab4 ud-pong does.
+ */
+static void fx_peer_ud_receive(struct lab4_ud *u, const struct lab4_ud_hello *act,
+			       struct ibv_ah *ah, int fd, struct fx_report *rep)
 {
 	int64_t idle_until = lab4_now_ms() + FX_TIMEOUT_MS, drain_until = 0;
+	const uint8_t *payload;
 	struct ibv_wc wc;
 
 	for (;;) {
 		if (fx_poll_one(u->cq, &wc, 0) == 1) {
 			fx_seen_wc(rep, &wc);
+			payload = fx_ud_slot(u, (int)wc.wr_id) + LAB4_GRH_LEN;
 			if (rep->nseen <= FX_MAX_SEEN && wc.status == IBV_WC_SUCCESS &&
 			    wc.byte_len >= LAB4_GRH_LEN)
-				EVP_Digest(fx_ud_slot(u, (int)wc.wr_id) + LAB4_GRH_LEN,
-					   wc.byte_len - LAB4_GRH_LEN,
+				EVP_Digest(payload, wc.byte_len - LAB4_GRH_LEN,
 					   rep->seen[rep->nseen - 1].sha256, NULL, EVP_sha256(),
 					   NULL);
+			if (ah && wc.status == IBV_WC_SUCCESS && wc.byte_len >= LAB4_GRH_LEN &&
+			    fx_ud_send(u, ah, act->qpn, act->qkey, payload,
+				       wc.byte_len - LAB4_GRH_LEN) == 0)
+				rep->echoes++;
 			fx_ud_post_recv(u, (int)wc.wr_id);
 			idle_until = lab4_now_ms() + FX_TIMEOUT_MS;
 			continue;
@@ -379,13 +485,14 @@ static void fx_peer_ud_receive(struct lab4_ud *u, int fd, struct fx_report *rep)
 	}
 }
 
-/* UD: swap UD_HELLOs (the act's first), then probe or receive. */
+/* UD: swap UD_HELLOs (the act's first), then probe, ping or receive (and echo). */
 static void fx_peer_ud(const struct fx_env *env, const struct fx_peer_in *in, int fd,
 		       struct fx_report *rep)
 {
-	struct lab4_ud_hello mine = { 0 }, act;
+	struct lab4_ud_hello mine = { .count = in->pings, .size = in->ping_len }, act;
 	struct ibv_context *ctx = rl_open_device(env->dev);
 	struct lab4_ud u = { 0 };
+	struct ibv_ah *ah = NULL;
 
 	if (!ctx || fx_ud_make(&u, ctx, env->port, env->gid_index, FX_UD_RTS) ||
 	    ibv_query_gid(ctx, env->port, env->gid_index, &mine.gid)) {
@@ -400,58 +507,89 @@ static void fx_peer_ud(const struct fx_env *env, const struct fx_peer_in *in, in
 		fx_peer_fail(rep, -EPROTO, "no UD_HELLO from the act");
 		goto clean;
 	}
+	if (in->probe || in->echo || in->pings) {
+		ah = fx_ud_ah(&u, &act.gid);
+		if (!ah) {
+			fx_peer_fail(rep, -EIO, "no address handle to the act's GID");
+			goto clean;
+		}
+	}
 	if (in->probe)
-		fx_peer_ud_probe(&u, in, &act, rep);
+		fx_peer_ud_probe(&u, in, &act, ah, rep);
+	else if (in->pings)
+		fx_peer_ud_ping(&u, in, &act, ah, fd, rep);
 	else
-		fx_peer_ud_receive(&u, fd, rep);
+		fx_peer_ud_receive(&u, &act, ah, fd, rep);
 clean:
+	if (ah)
+		ibv_destroy_ah(ah);
 	fx_ud_close(&u);
 	if (ctx)
 		ibv_close_device(ctx);
 }
 
 /*
+ * Meets the act (or the program) on TCP: listens on 127.0.0.1 and tells
+ * the parent the port on descriptor 3, or connects to IN->connect. The
+ * socket, or -1 after noting why in REP.
+ */
+static int fx_peer_meet(const struct fx_peer_in *in, struct fx_report *rep)
+{
+	uint16_t port = in->connect;
+	int lfd = -1, fd;
+
+	if (!port)
+		lfd = rl_oob_listen("127.0.0.1", 0, &port);
+	if (!fx_write_all(3, &port, sizeof(port)) || (!in->connect && lfd < 0))
+		_exit(1);
+	if (in->connect) {
+		fd = rl_oob_connect("127.0.0.1", in->connect, FX_PEER_ACCEPT_MS);
+		if (fd < 0)
+			fx_peer_fail(rep, -ETIMEDOUT, "nothing listened on 127.0.0.1:%u", port);
+		return fd;
+	}
+	fd = rl_oob_accept(lfd, FX_PEER_ACCEPT_MS);
+	close(lfd);
+	if (fd < 0)
+		fx_peer_fail(rep, -ETIMEDOUT, "the act never connected");
+	return fd;
+}
+
+/*
  * The peer's process: descriptor 3 to the parent (its port first, then the
- * report), nothing else of the parent's; listens on 127.0.0.1, meets the
- * act, plays ROLE.
+ * report), nothing else of the parent's; meets the act, plays ROLE.
  */
 static void __attribute__((noreturn))
 fx_peer_main(const struct fx_env *env, const struct fx_peer_in *in, enum fx_role role, int out)
 {
 	struct fx_report rep = { 0 };
-	int null = open("/dev/null", O_RDWR), lfd, fd;
-	uint16_t port = 0;
+	int null = open("/dev/null", O_RDWR), fd;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(out, 3) < 0)
 		_exit(1);
 	close_range(4, ~0U, 0);
-	lfd = rl_oob_listen("127.0.0.1", 0, &port);
-	if (!fx_write_all(3, &port, sizeof(port)) || lfd < 0)
-		_exit(1);
-	fd = rl_oob_accept(lfd, FX_PEER_ACCEPT_MS);
-	close(lfd);
-	if (fd < 0)
-		fx_peer_fail(&rep, -ETIMEDOUT, "the act never connected");
-	else if (role == FX_RC_RECEIVER)
-		fx_peer_rc_receiver(env, fd, &rep);
-	else if (role == FX_RC_SENDER)
+	fd = fx_peer_meet(in, &rep);
+	if (fd >= 0 && role == FX_RC_RECEIVER)
+		fx_peer_rc_receiver(env, in, fd, &rep);
+	else if (fd >= 0 && role == FX_RC_SENDER)
 		fx_peer_rc_sender(env, in, fd, &rep);
-	else
+	else if (fd >= 0)
 		fx_peer_ud(env, in, fd, &rep);
 	if (fd >= 0)
 		close(fd);
 	fx_write_all(3, &rep, sizeof(rep));
 	_exit(0);
 }
+
 /* --- the peer, from the parent ------------------------------------------- */
 
 /* The peers of the test running now (the parent's alone: the act's copy is closed). */
 static struct {
 	const struct rl_graded *test;
 	int n;
-	int pid[2];
-	int report[2];
+	int pid[FX_MAX_PEERS];
+	int report[FX_MAX_PEERS];
 } fx_peers;
 
 /* Reads N bytes from FD into P within MS ms; false when they do not all come. */
@@ -492,14 +630,14 @@ static void fx_peers_of(const struct rl_graded *test)
 	fx_peers.n = 0;
 }
 
-void fx_peer_start(struct rl_case *c, struct fx_peer_in *in, enum fx_role role)
+int fx_peer_start(struct rl_case *c, struct fx_peer_in *in, enum fx_role role)
 {
 	struct fx_env env = { .gid_index = rl_test_gid_index(), .port = rl_test_ib_port() };
 	int p[2], i, pid;
 	uint16_t port;
 
 	fx_peers_of(c->g);
-	ck_assert_msg(fx_peers.n < 2, "fixture: at most two peers a test");
+	ck_assert_msg(fx_peers.n < FX_MAX_PEERS, "fixture: at most %d peers a test", FX_MAX_PEERS);
 	snprintf(env.dev, sizeof(env.dev), "%s", rl_test_device());
 	ck_assert_msg(pipe2(p, O_CLOEXEC) == 0, "fixture: pipe2: %s", strerror(errno));
 	fflush(NULL);
@@ -514,24 +652,36 @@ void fx_peer_start(struct rl_case *c, struct fx_peer_in *in, enum fx_role role)
 	ck_assert_msg(fx_read_all(p[0], &port, sizeof(port), 10000) && port,
 		      "fixture: the test's peer could not listen on 127.0.0.1");
 	in->port = port;
+	return i;
 }
 
-bool fx_peer_report(struct rl_case *c, int i, struct fx_report *rep)
+/*
+ * Peer number I's report into REP within MS ms, whether it came; a peer
+ * that sent none by then is killed. The peer is reaped either way.
+ */
+static bool fx_peer_read(struct rl_case *c, int i, struct fx_report *rep, int ms)
 {
 	bool got;
 	int k;
 
 	fx_peers_of(c->g);
 	memset(rep, 0, sizeof(*rep));
-	if (!rl_expect(c, i < fx_peers.n && fx_peers.report[i] >= 0,
-		       "fixture: no peer %d (a fault in the test: tell the kit's authors)", i))
-		return false;
-	got = fx_read_all(fx_peers.report[i], rep, sizeof(*rep), FX_PEER_REPORT_MS);
+	if (i >= fx_peers.n || fx_peers.report[i] < 0)
+		ck_assert_msg(
+			0, "fixture: no peer %d (a fault in the test: tell the kit's authors)", i);
+	got = fx_read_all(fx_peers.report[i], rep, sizeof(*rep), ms);
 	close(fx_peers.report[i]);
 	fx_peers.report[i] = -1;
+	if (!got)
+		kill(fx_peers.pid[i], SIGKILL);
 	for (k = 0; k < 100 && waitpid(fx_peers.pid[i], NULL, WNOHANG) == 0; k++)
 		usleep(10000);
-	if (!rl_expect(c, got,
+	return got;
+}
+
+bool fx_peer_report(struct rl_case *c, int i, struct fx_report *rep)
+{
+	if (!rl_expect(c, fx_peer_read(c, i, rep, FX_PEER_REPORT_MS),
 		       "the test's peer sent no report within %d s (a fault in the test: tell "
 		       "the kit's authors)",
 		       FX_PEER_REPORT_MS / 1000))
@@ -540,4 +690,17 @@ bool fx_peer_report(struct rl_case *c, int i, struct fx_report *rep)
 			 "the test's peer failed: %s (%s; a fault in the test: tell the kit's "
 			 "authors)",
 			 rep->error, strerror(-rep->ret));
+}
+
+bool fx_peer_report_of(struct rl_case *c, int i, struct fx_report *rep, const char *prog,
+		       const struct fx_run *run)
+{
+	if (!rl_expect(c, fx_peer_read(c, i, rep, FX_PEER_AFTER_MS),
+		       "%s never met the test's peer (%d s after it ended, the peer was still "
+		       "waiting); it exited %d:\n%s%s",
+		       prog, FX_PEER_AFTER_MS / 1000, run->status, run->out, run->err))
+		return false;
+	return rl_expect(c, rep->ret == 0,
+			 "the test's peer could not finish with %s: %s (%s); it exited %d:\n%s%s",
+			 prog, rep->error, strerror(-rep->ret), run->status, run->out, run->err);
 }

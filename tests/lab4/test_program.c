@@ -1,10 +1,12 @@
 /*
- * test_program.c: the lab4 program as a whole, run by the check: serve and
- * send print the contract lines, and say "receiver bad" with exit 1 when
- * the announced hash differs (step 2); send with each wait (step 5). The
- * lab's code runs in those two processes, locked down by their main.c; the
- * check made the file, computed its SHA-256, and compares it with the one
- * serve --verify finds in its buffer (main.c's code, not the lab's).
+ * test_program.c: the lab4 program as a whole, run by the check, each side
+ * against a peer of the test's own (peer.c): lab4 send against a receiver
+ * that hashes what landed in its buffer and answers RESULT as serve does,
+ * lab4 serve against a sender that writes a file of its own and reads
+ * serve's RESULT. Step 2: the contract lines, and "receiver bad" with exit
+ * 1 when the announced hash differs; step 5: send with each wait. The
+ * check makes each file and computes its SHA-256 itself; a line the
+ * program prints counts only with what its peer saw.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,118 +14,188 @@
 
 #include "fixture.h"
 
-/*
- * Serve and send a file of SIZE random bytes, the sender waiting as WAIT says
- * (NULL: its default) with EXTRA send options (NULL: none); both runs into
- * SERVE, SEND, and the file's SHA-256, computed here, into HEX.
- */
-static void transfer(uint64_t size, const char *wait, const char *extra, struct fx_run *serve,
-		     struct fx_run *send, char hex[65])
-{
-	char port[16], path[64];
-	const char *serve_args[] = { "serve", "--verify", "-p", port, "--timeout", "30", NULL };
-	const char *send_args[] = { "send",
-				    "-p",
-				    port,
-				    "--timeout",
-				    "30",
-				    "--chunk",
-				    "64K",
-				    wait ? "--wait" : "-v",
-				    wait ? wait : "-v",
-				    extra ? extra : "-v",
-				    rl_test_addr(),
-				    path,
-				    NULL };
+#define CHUNK 65536 /* --chunk 64K */
+
+/* A run of the program, what its peer saw, and the SHA-256 of the file, computed here. */
+struct side {
+	struct fx_run run;
+	struct fx_report peer;
 	uint8_t sha256[32];
-	int pid;
+	char hex[65];
+};
 
-	snprintf(port, sizeof(port), "%u", rl_test_free_port());
-	fx_make_file(path, sizeof(path), size, sha256);
-	lab4_sha256_hex(sha256, hex);
-	pid = fx_spawn(serve_args, "serve");
-	fx_reap(fx_spawn(send_args, "send"), "send", 90000, send);
-	fx_reap(pid, "serve", 10000, serve);
+/*
+ * lab4 send of a file of SIZE random bytes to a peer receiver, waiting as
+ * WAIT says (NULL: its default) with EXTRA options (NULL: none), into S.
+ * False when the peer itself failed (the test fails then).
+ */
+static bool send_to_peer(struct rl_case *c, uint64_t size, const char *wait, const char *extra,
+			 struct side *s)
+{
+	struct fx_peer_in in = { .result = true };
+	char port[16], path[64];
+	const char *args[] = { "send",
+			       "-p",
+			       port,
+			       "--timeout",
+			       "30",
+			       "--chunk",
+			       "64K",
+			       wait ? "--wait" : "-v",
+			       wait ? wait : "-v",
+			       extra ? extra : "-v",
+			       "127.0.0.1",
+			       path,
+			       NULL };
+	struct fx_proc p;
+	int peer;
+
+	fx_make_file(path, sizeof(path), size, s->sha256);
+	lab4_sha256_hex(s->sha256, s->hex);
+	peer = fx_peer_start(c, &in, FX_RC_RECEIVER);
+	snprintf(port, sizeof(port), "%u", in.port);
+	fx_spawn(args, &p);
+	fx_reap(&p, 90000, &s->run);
 	unlink(path);
+	return fx_peer_report_of(c, peer, &s->peer, "send", &s->run);
 }
 
 /*
- * The SHA-256 on SERVE's last "verified" line (at most 64 digits), or "":
- * serve --verify hashes its buffer in main.c, after the lab's steps, so a
- * step that says "good" without the bytes having arrived cannot pass, nor
- * one that prints a "verified" line of its own before it.
+ * lab4 serve of a file of SIZE random bytes that a peer sender writes in
+ * 64 KiB chunks, announced with its SHA-256 or, when FLIP, another, into S.
  */
-static void served_hash(const struct fx_run *serve, char hex[65])
+static bool serve_from_peer(struct rl_case *c, uint64_t size, bool flip, struct side *s)
 {
-	static const char tag[] = "lab4: verified SHA-256 ";
-	const char *at = fx_last_line(serve->out, tag);
+	struct fx_peer_in in = {
+		.seed = fx_random(),
+		.size = size,
+		.chunk = CHUNK,
+		.count = lab4_nchunks(size, CHUNK),
+		.window = 16,
+		.flip_hash = flip,
+		.result = true,
+	};
+	char port[16];
+	const char *args[] = { "serve", "-p", port, "--timeout", "30", "127.0.0.1", NULL };
+	struct fx_proc p;
+	int peer;
 
-	snprintf(hex, 65, "%.64s", at ? at + strlen(tag) : "");
-}
-
-/* Serve found the file's SHA-256 (HEX) in its buffer: the bytes arrived. */
-static bool served_the_file(struct rl_case *c, uint64_t size, const char *how, const char *hex,
-			    const struct fx_run *serve)
-{
-	char served[65];
-
-	served_hash(serve, served);
-	return rl_expect(c, strcmp(served, hex) == 0,
-			 "%llu bytes, %s: expected serve --verify to find the file's SHA-256 %s "
-			 "in its buffer, got \"%s\":\n%s",
-			 (unsigned long long)size, how, hex, served, serve->out);
+	in.connect = rl_test_free_port();
+	snprintf(port, sizeof(port), "%u", in.connect);
+	fx_file_sha256(size, in.seed, s->sha256);
+	lab4_sha256_hex(s->sha256, s->hex);
+	fx_spawn(args, &p);
+	peer = fx_peer_start(c, &in, FX_RC_SENDER);
+	fx_reap(&p, 60000, &s->run);
+	return fx_peer_report_of(c, peer, &s->peer, "serve", &s->run);
 }
 
 /*
- * SEND printed the contract line for SIZE bytes in 64 KiB chunks, receiver
- * good, and SERVE printed the SHA-256 the check computed (HEX), not only
- * its own verdict.
+ * The peer receiver has the file: every chunk landed (it sent its RESULT
+ * only then), and its buffer hashes to the file's SHA-256.
  */
-static bool says_sent_and_good(struct rl_case *c, uint64_t size, const char *how, const char *hex,
-			       const struct fx_run *serve, const struct fx_run *send)
+static bool receiver_has_the_file(struct rl_case *c, uint64_t size, const char *how,
+				  const struct side *s)
 {
-	const char *line = fx_last_line(send->out, "lab4: sent ");
+	unsigned long long n = size;
+
+	if (!rl_expect(c, s->peer.result_sent,
+		       "%llu bytes, %s: expected all %u chunks at the test's receiver, it got %u "
+		       "writes; send exited %d:\n%s%s",
+		       n, how, lab4_nchunks(size, CHUNK), s->peer.nseen, s->run.status, s->run.out,
+		       s->run.err))
+		return false;
+	return rl_expect(c, memcmp(s->peer.sha256, s->sha256, 32) == 0,
+			 "%llu bytes, %s: expected the test's receiver to find the file (SHA-256 "
+			 "%s) in its buffer, it holds other bytes:\n%s%s",
+			 n, how, s->hex, s->run.out, s->run.err);
+}
+
+/*
+ * SEND got the file to the peer and printed the contract line for SIZE
+ * bytes in 64 KiB chunks, receiver good, and exited 0.
+ */
+static bool sent_and_said_good(struct rl_case *c, uint64_t size, const char *how,
+			       const struct side *s)
+{
+	const char *line = fx_last_line(s->run.out, "lab4: sent ");
 	unsigned long long n;
 	unsigned chunks;
-	double h, t, cpu, s;
+	double h, t, cpu, total;
 	char verdict[16];
 
-	if (!rl_expect(c, send->status == 0,
+	if (!receiver_has_the_file(c, size, how, s) ||
+	    !rl_expect(c, s->run.status == 0,
 		       "%llu bytes, %s: expected send to exit 0, got %d:\n%s%s",
-		       (unsigned long long)size, how, send->status, send->out, send->err) ||
+		       (unsigned long long)size, how, s->run.status, s->run.out, s->run.err) ||
 	    !rl_expect(c,
 		       line && sscanf(line,
 				      "lab4: sent %llu bytes in %u chunks: hash %lf s, transfer %lf "
 				      "s, cpu %lf s, total %lf s, receiver %15s",
-				      &n, &chunks, &h, &t, &cpu, &s, verdict) == 7,
-		       "%s: expected the contract line, got:\n%s", how, send->out) ||
-	    !rl_expect(c,
-		       n == size && chunks == lab4_nchunks(size, 65536) &&
-			       !strcmp(verdict, "good") && t <= s && cpu >= 0,
-		       "%llu bytes, %s: expected %llu bytes in %u chunks, receiver good, got:\n%s",
-		       (unsigned long long)size, how, (unsigned long long)size,
-		       lab4_nchunks(size, 65536), send->out))
+				      &n, &chunks, &h, &t, &cpu, &total, verdict) == 7,
+		       "%s: expected the contract line, got:\n%s", how, s->run.out))
 		return false;
-	line = fx_last_line(serve->out, "lab4: received ");
-	if (!rl_expect(c, serve->status == 0 && line && strstr(line, ", good"),
-		       "%llu bytes, %s: expected serve to exit 0 saying good, got %d:\n%s%s",
-		       (unsigned long long)size, how, serve->status, serve->out, serve->err))
+	return rl_expect(
+		c,
+		n == size && chunks == lab4_nchunks(size, CHUNK) && !strcmp(verdict, "good") &&
+			t <= total && cpu >= 0,
+		"%llu bytes, %s: expected %llu bytes in %u chunks, receiver good, got:\n%s",
+		(unsigned long long)size, how, (unsigned long long)size, lab4_nchunks(size, CHUNK),
+		s->run.out);
+}
+
+/*
+ * SERVE took every write of the peer sender and answered RESULT: the file's
+ * SHA-256, computed here, and good unless the announcement was FLIPPED;
+ * and it said so and exited 0 (1 when flipped).
+ */
+static bool served(struct rl_case *c, uint64_t size, bool flipped, const struct side *s)
+{
+	const char *how = flipped ? "announced with another SHA-256" : "announced right";
+	const struct lab4_result *res = &s->peer.result;
+	const char *line = fx_last_line(s->run.out, "lab4: received ");
+	unsigned long long n = size;
+	char hex[65];
+
+	if (!rl_expect(c, s->peer.sent == 0 && s->peer.completed == lab4_nchunks(size, CHUNK),
+		       "%llu bytes, %s: the test's sender wrote %u of %u chunks to serve (%s); "
+		       "serve exited %d:\n%s%s",
+		       n, how, s->peer.completed, lab4_nchunks(size, CHUNK),
+		       strerror(-s->peer.sent), s->run.status, s->run.out, s->run.err) ||
+	    !rl_expect(c, s->peer.got_result,
+		       "%llu bytes, %s: expected serve to send RESULT after the last chunk, it sent "
+		       "none; it exited %d:\n%s%s",
+		       n, how, s->run.status, s->run.out, s->run.err))
 		return false;
-	return served_the_file(c, size, how, hex, serve);
+	lab4_sha256_hex(res->sha256, hex);
+	if (!rl_expect(c,
+		       res->received == size && memcmp(res->sha256, s->sha256, 32) == 0 &&
+			       res->good == !flipped,
+		       "%llu bytes, %s: expected serve's RESULT to say %s, %llu bytes, SHA-256 %s; "
+		       "it says %s, %llu bytes, SHA-256 %s",
+		       n, how, flipped ? "bad" : "good", n, s->hex, res->good ? "good" : "bad",
+		       (unsigned long long)res->received, hex))
+		return false;
+	return rl_expect(c,
+			 s->run.status == (flipped ? 1 : 0) && line &&
+				 strstr(line, flipped ? ", BAD" : ", good"),
+			 "%llu bytes, %s: expected serve to exit %d saying %s, got %d:\n%s%s", n,
+			 how, flipped ? 1 : 0, flipped ? "BAD" : "good", s->run.status, s->run.out,
+			 s->run.err);
 }
 
 static void sent_and_good(struct rl_case *c)
 {
 	/* Nothing, a few bytes, and a few MiB: sizes of this run's. */
 	const uint64_t sizes[] = { 0, fx_between(1, 4096), (3 << 20) + fx_between(1, 65535) };
-	struct fx_run serve, send;
-	char hex[65];
+	struct side s;
 	size_t i;
 
 	/* The given busy wait: this step does not depend on step 5. */
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		transfer(sizes[i], "busy", NULL, &serve, &send, hex);
-		if (!says_sent_and_good(c, sizes[i], "--wait busy", hex, &serve, &send))
+		if (!send_to_peer(c, sizes[i], "busy", NULL, &s) ||
+		    !sent_and_said_good(c, sizes[i], "send --wait busy", &s) ||
+		    !serve_from_peer(c, sizes[i], false, &s) || !served(c, sizes[i], false, &s))
 			return;
 	}
 }
@@ -134,20 +206,20 @@ RL_GRADED(send_prints_the_contract_line_and_receiver_good, .step = 2, .points = 
 static void says_bad(struct rl_case *c)
 {
 	uint64_t size = fx_between(50000, 150000);
-	struct fx_run serve, send;
 	const char *line;
-	char hex[65];
+	struct side s;
 
-	transfer(size, "busy", "--fault-bad-hash", &serve, &send, hex);
-	line = fx_last_line(send.out, "lab4: sent ");
-	if (!rl_expect(c, send.status == 1 && line && strstr(line, "receiver bad"),
-		       "expected exit 1 and \"receiver bad\", got %d:\n%s%s", send.status, send.out,
-		       send.err) ||
-	    !rl_expect(c, serve.status == 1, "expected serve to exit 1 on a bad hash, got %d",
-		       serve.status))
+	if (!send_to_peer(c, size, "busy", "--fault-bad-hash", &s) ||
+	    !receiver_has_the_file(c, size, "send --fault-bad-hash", &s))
 		return;
 	/* Only the announcement was wrong: the bytes themselves arrived. */
-	served_the_file(c, size, "--fault-bad-hash", hex, &serve);
+	line = fx_last_line(s.run.out, "lab4: sent ");
+	if (!rl_expect(c, s.run.status == 1 && line && strstr(line, "receiver bad"),
+		       "expected exit 1 and \"receiver bad\", got %d:\n%s%s", s.run.status,
+		       s.run.out, s.run.err))
+		return;
+	if (serve_from_peer(c, size, true, &s))
+		served(c, size, true, &s);
 }
 
 RL_GRADED(send_says_receiver_bad_and_exits_1_when_the_hash_differs, .step = 2, .points = 1,
@@ -157,15 +229,16 @@ static void every_wait(struct rl_case *c)
 {
 	static const char *const waits[] = { "event", "adaptive", NULL };
 	const uint64_t size = (3 << 20) + fx_between(1, 65535);
-	struct fx_run serve, send;
-	char hex[65];
+	char how[64];
+	struct side s;
 	size_t i;
 
 	/* NULL: no --wait at all, the default (adaptive). */
 	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
-		transfer(size, waits[i], NULL, &serve, &send, hex);
-		if (!says_sent_and_good(c, size, waits[i] ? waits[i] : "the default wait", hex,
-					&serve, &send))
+		snprintf(how, sizeof(how), "send %s%s", waits[i] ? "--wait " : "(the default wait)",
+			 waits[i] ? waits[i] : "");
+		if (!send_to_peer(c, size, waits[i], NULL, &s) ||
+		    !sent_and_said_good(c, size, how, &s))
 			return;
 	}
 }

@@ -3,8 +3,10 @@
  * behind a GRH. The lab's datagrams go to a peer UD QP in a process of the
  * test's own, which reports each one; the lab's QP in RTS is the kernel's
  * to describe, and a datagram the peer sends it with the test's Q_Key must
- * reach it. The ping-pong test runs the lab4 program itself.
+ * reach it. The ping-pong test runs the lab4 program itself, each side
+ * against the peer.
  */
+#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -318,41 +320,128 @@ RL_GRADED(ud_payload_starts_after_the_40_byte_grh, .step = 3, .points = 1, .setu
 	  .act = payload, .check = payload_check);
 
 /*
- * The whole program: ud-pong and ud-ping, run by the check (the lab's code
- * runs in them, locked down by their main.c), a random count of datagrams
- * of a random size, each echoed. Each side says what it saw last: ping how
- * many of its datagrams came back whole, pong how many it echoed.
+ * Datagram number SEQ of SIZE bytes as ud-ping makes it (lab4_ud_fill() in
+ * main.c): the number, big-endian, then a pattern; its SHA-256.
+ */
+static void ping_sha256(uint32_t seq, uint32_t size, uint8_t sha256[32])
+{
+	uint8_t *msg = malloc(size + 1);
+	uint32_t j, be = htobe32(seq);
+
+	ck_assert_ptr_nonnull(msg);
+	memcpy(msg, &be, 4);
+	for (j = 4; j < size; j++)
+		msg[j] = (uint8_t)(seq * 31 + j);
+	EVP_Digest(msg, size, sha256, NULL, EVP_sha256(), NULL);
+	free(msg);
+}
+
+/* How many of ud-ping's COUNT datagrams of SIZE bytes the echo peer got whole (REP). */
+static uint32_t pings_seen(const struct fx_report *rep, uint32_t count, uint32_t size)
+{
+	uint32_t seq, i, n = rep->nseen < FX_MAX_SEEN ? rep->nseen : FX_MAX_SEEN, found = 0;
+	uint8_t want[32];
+	bool got;
+
+	for (seq = 0; seq < count; seq++) {
+		ping_sha256(seq, size, want);
+		for (i = 0, got = false; i < n && !got; i++)
+			got = rep->seen[i].status == IBV_WC_SUCCESS &&
+			      rep->seen[i].byte_len == LAB4_GRH_LEN + size &&
+			      memcmp(rep->seen[i].sha256, want, 32) == 0;
+		found += got;
+	}
+	return found;
+}
+
+/*
+ * ud-ping against the test's peer, which echoes every datagram back: the
+ * peer got every numbered datagram whole and echoed it, and ping says it
+ * got each echo back (it sends the next one only then).
+ */
+static bool ping_against_peer(struct rl_case *c, uint32_t count, uint32_t size)
+{
+	struct fx_peer_in in = { .echo = true };
+	char port[16], n[16], bytes[16], want[96];
+	const char *args[] = { "ud-ping", "-p",        port, "--count",   n,   "--size",
+			       bytes,     "--timeout", "20", "127.0.0.1", NULL };
+	struct fx_report rep;
+	struct fx_run ping;
+	struct fx_proc p;
+	const char *line;
+	uint32_t got;
+	int peer;
+
+	peer = fx_peer_start(c, &in, FX_UD);
+	snprintf(port, sizeof(port), "%u", in.port);
+	snprintf(n, sizeof(n), "%u", count);
+	snprintf(bytes, sizeof(bytes), "%u", size);
+	fx_spawn(args, &p);
+	fx_reap(&p, 60000, &ping);
+	if (!fx_peer_report_of(c, peer, &rep, "ud-ping", &ping))
+		return false;
+	got = pings_seen(&rep, count, size);
+	if (!rl_expect(c, got == count && rep.echoes >= count,
+		       "expected the test's peer to get ud-ping's %u datagrams of %u bytes and echo "
+		       "them, it got %u of them whole (%u datagrams, %u echoed); ud-ping exited "
+		       "%d:\n%s%s",
+		       count, size, got, rep.nseen, rep.echoes, ping.status, ping.out, ping.err))
+		return false;
+	snprintf(want, sizeof(want), "lab4: ud-ping: %u datagrams of %u bytes echoed", count, size);
+	line = fx_last_line(ping.out, "lab4: ud-ping: ");
+	return rl_expect(c, ping.status == 0 && line && strncmp(line, want, strlen(want)) == 0,
+			 "expected ud-ping to exit 0 with \"%u datagrams of %u bytes echoed\", got "
+			 "%d:\n%s%s",
+			 count, size, ping.status, ping.out, ping.err);
+}
+
+/*
+ * ud-pong against the test's peer, which pings it as ud-ping would, with
+ * datagrams of fresh random bytes: every one came back whole, and pong
+ * says it echoed them all.
+ */
+static bool pong_against_peer(struct rl_case *c, uint32_t count, uint32_t size)
+{
+	struct fx_peer_in in = { .pings = count, .ping_len = size };
+	char port[16], want[96];
+	const char *args[] = { "ud-pong", "-p", port, "--timeout", "20", "127.0.0.1", NULL };
+	struct fx_report rep;
+	struct fx_run pong;
+	struct fx_proc p;
+	const char *line;
+	int peer;
+
+	in.connect = rl_test_free_port();
+	snprintf(port, sizeof(port), "%u", in.connect);
+	fx_spawn(args, &p);
+	peer = fx_peer_start(c, &in, FX_UD);
+	fx_reap(&p, 60000, &pong);
+	if (!fx_peer_report_of(c, peer, &rep, "ud-pong", &pong) ||
+	    !rl_expect(c, rep.echoes == count,
+		       "expected ud-pong to echo the test's %u datagrams of %u bytes, %u came back "
+		       "whole; ud-pong exited %d:\n%s%s",
+		       count, size, rep.echoes, pong.status, pong.out, pong.err))
+		return false;
+	snprintf(want, sizeof(want), "lab4: ud-pong: echoed %u datagrams of %u bytes", count, size);
+	line = fx_last_line(pong.out, "lab4: ud-pong: ");
+	return rl_expect(
+		c, pong.status == 0 && line && strncmp(line, want, strlen(want)) == 0,
+		"expected ud-pong to exit 0 having echoed %u datagrams of %u bytes, got %d:\n%s%s",
+		count, size, pong.status, pong.out, pong.err);
+}
+
+/*
+ * The whole program: ud-ping and ud-pong, run by the check (the lab's code
+ * runs in them, locked down by their main.c), each against a UD QP of the
+ * test's own that reports what it saw: a random count of datagrams of a
+ * random size, each echoed.
  */
 static void ping_pong_check(struct rl_case *c)
 {
 	uint32_t count = fx_between(10, 30), size = fx_between(4, fx_port_mtu());
-	char port[16], n[16], bytes[16], want[96];
-	const char *pong_args[] = { "ud-pong", "-p", port, "--timeout", "20", NULL };
-	const char *ping_args[] = { "ud-ping", "-p",        port, "--count",      n,   "--size",
-				    bytes,     "--timeout", "20", rl_test_addr(), NULL };
-	const char *line;
-	struct fx_run pong, ping;
-	int pid;
 
-	snprintf(port, sizeof(port), "%u", rl_test_free_port());
-	snprintf(n, sizeof(n), "%u", count);
-	snprintf(bytes, sizeof(bytes), "%u", size);
-	pid = fx_spawn(pong_args, "pong");
-	fx_reap(fx_spawn(ping_args, "ping"), "ping", 60000, &ping);
-	fx_reap(pid, "pong", 10000, &pong);
-	snprintf(want, sizeof(want), "lab4: ud-ping: %u datagrams of %u bytes echoed", count, size);
-	line = fx_last_line(ping.out, "lab4: ud-ping: ");
-	if (!rl_expect(c, ping.status == 0 && line && strncmp(line, want, strlen(want)) == 0,
-		       "expected ud-ping to exit 0 with \"%u datagrams of %u bytes echoed\", got "
-		       "%d:\n%s%s",
-		       count, size, ping.status, ping.out, ping.err))
-		return;
-	snprintf(want, sizeof(want), "lab4: ud-pong: echoed %u datagrams of %u bytes", count, size);
-	line = fx_last_line(pong.out, "lab4: ud-pong: ");
-	rl_expect(
-		c, pong.status == 0 && line && strncmp(line, want, strlen(want)) == 0,
-		"expected ud-pong to exit 0 having echoed %u datagrams of %u bytes, got %d:\n%s%s",
-		count, size, pong.status, pong.out, pong.err);
+	if (ping_against_peer(c, count, size))
+		pong_against_peer(c, count, size);
 }
 
 RL_GRADED(ud_ping_and_pong_echo_every_datagram, .step = 3, .points = 2, .check = ping_pong_check);
