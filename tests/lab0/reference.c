@@ -2,7 +2,8 @@
  * reference.c: what Lab 0's checks compare with, in the test program's
  * parent: sysfs, ibv_devinfo, and the GID rules of steps 6 and 7 written
  * again here (the lab's code never decides its own grade). Also the plain
- * verbs an act opens its device with, and the setups' random inputs.
+ * verbs an act opens its device with, and the setups' random inputs. What
+ * does a step's work is hidden from the acts that test it (RL_HIDDEN).
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -144,6 +145,14 @@ int ref_devinfo_gids(const char *dev, int port, struct ref_gid *gids, int max)
 	return n;
 }
 
+/*
+ * What an act opens its device with, in the tests of steps 2 and 4 to 7.
+ * Together they are step 3 by name (ref_find chooses, ref_open opens):
+ * each is declared hidden (RL_HIDDEN, tests/harness.h) in step 3's acts,
+ * which open the device with the lab's code alone, so that the lab's code
+ * cannot call them there. The GUID's format (step 2's) and the GID rules
+ * (steps 6 and 7) run only in checks: hidden in every act (0).
+ */
 struct ibv_context *ref_open(const char *dev)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -155,6 +164,7 @@ struct ibv_context *ref_open(const char *dev)
 	ibv_free_device_list(list);
 	return ctx;
 }
+RL_HIDDEN(ref_open, 3);
 
 struct ibv_device *ref_find(struct ibv_device **list, const char *dev)
 {
@@ -166,6 +176,7 @@ struct ibv_device *ref_find(struct ibv_device **list, const char *dev)
 	ck_abort_msg("expected device %s in ibv_get_device_list, it is not there", dev);
 	return NULL;
 }
+RL_HIDDEN(ref_find, 3);
 
 void ref_format_guid(__be64 guid, char *buf, size_t len)
 {
@@ -174,6 +185,7 @@ void ref_format_guid(__be64 guid, char *buf, size_t len)
 	snprintf(buf, len, "%04x:%04x:%04x:%04x", (unsigned)(g >> 48) & 0xffff,
 		 (unsigned)(g >> 32) & 0xffff, (unsigned)(g >> 16) & 0xffff, (unsigned)g & 0xffff);
 }
+RL_HIDDEN(ref_format_guid, 0);
 
 int ref_has_line(const char *text, const char *line)
 {
@@ -186,7 +198,7 @@ int ref_has_line(const char *text, const char *line)
 	return 0;
 }
 
-/* --- Steps 6 and 7 --- */
+/* --- Steps 6 and 7, for the checks only (hidden in every act) --- */
 
 /* RFC 4291, 2.5: all zeros, fe80::/10, ::ffff:0:0/96, or any other address. */
 enum lab0_gid_form ref_gid_form(const union ibv_gid *gid)
@@ -203,6 +215,7 @@ enum lab0_gid_form ref_gid_form(const union ibv_gid *gid)
 		return LAB0_GID_IPV4_MAPPED;
 	return LAB0_GID_IPV6;
 }
+RL_HIDDEN(ref_gid_form, 0);
 
 int ref_gid_score(const struct lab0_gid *g)
 {
@@ -213,6 +226,7 @@ int ref_gid_score(const struct lab0_gid *g)
 	score = g->type == IBV_GID_TYPE_ROCE_V2 ? 4 : 2;
 	return g->form == LAB0_GID_IPV4_MAPPED ? score + 1 : score;
 }
+RL_HIDDEN(ref_gid_score, 0);
 
 int ref_pick_gid(const struct lab0_gid *gids, int n)
 {
@@ -228,6 +242,7 @@ int ref_pick_gid(const struct lab0_gid *gids, int n)
 	}
 	return best;
 }
+RL_HIDDEN(ref_pick_gid, 0);
 
 const char *ref_gid_form_str(enum lab0_gid_form form)
 {

@@ -23,6 +23,18 @@ struct ibv_context *fx_open(void)
 	return ctx;
 }
 
+/*
+ * The fixture's own version of each step, run around the step under test
+ * in an act. Each is declared hidden (RL_HIDDEN, tests/harness.h) in the
+ * acts of the step it does, so that the lab's code cannot call it there,
+ * except where an act of that step needs it: fx_mr runs in step 2's acts
+ * (the link's own buffer, beside the lab's MR), fx_poll in step 10's (the
+ * completions of the lab's posts). Neither is that step's function: fx_mr
+ * registers a buffer it allocates, for remote read too, and fx_poll takes
+ * a completion whatever its status; each is a few lines of the calls the
+ * step allows anyway. The reference wire format and the reference peer
+ * are in peer.c, hidden there.
+ */
 struct ibv_pd *fx_pd(struct ibv_context *ctx)
 {
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
@@ -30,6 +42,7 @@ struct ibv_pd *fx_pd(struct ibv_context *ctx)
 	ck_assert_msg(pd, "fixture: ibv_alloc_pd failed: %s", strerror(errno));
 	return pd;
 }
+RL_HIDDEN(fx_pd, 1);
 
 struct ibv_cq *fx_cq(struct ibv_context *ctx)
 {
@@ -38,6 +51,7 @@ struct ibv_cq *fx_cq(struct ibv_context *ctx)
 	ck_assert_msg(cq, "fixture: ibv_create_cq failed: %s", strerror(errno));
 	return cq;
 }
+RL_HIDDEN(fx_cq, 3);
 
 struct ibv_qp *fx_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 {
@@ -57,6 +71,7 @@ struct ibv_qp *fx_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	ck_assert_msg(qp, "fixture: ibv_create_qp failed: %s", strerror(errno));
 	return qp;
 }
+RL_HIDDEN(fx_qp, 4);
 
 struct ibv_mr *fx_mr(struct ibv_pd *pd, size_t len)
 {
@@ -83,6 +98,7 @@ void fx_to_init(struct ibv_qp *qp)
 
 	ck_assert_msg(ret == 0, "fixture: RESET->INIT failed: %s", strerror(ret));
 }
+RL_HIDDEN(fx_to_init, 5);
 
 uint32_t fx_psn(const struct ibv_qp *qp)
 {
@@ -114,6 +130,7 @@ void fx_to_rtr_dest(struct ibv_qp *qp, const struct lab1_dest *remote)
 	ret = ibv_modify_qp(qp, &attr, mask);
 	ck_assert_msg(ret == 0, "fixture: INIT->RTR failed: %s", strerror(ret));
 }
+RL_HIDDEN(fx_to_rtr_dest, 6);
 
 void fx_to_rtr(struct ibv_qp *qp, struct ibv_qp *peer)
 {
@@ -123,6 +140,7 @@ void fx_to_rtr(struct ibv_qp *qp, struct ibv_qp *peer)
 		ibv_query_gid(qp->context, rl_test_ib_port(), rl_test_gid_index(), &remote.gid), 0);
 	fx_to_rtr_dest(qp, &remote);
 }
+RL_HIDDEN(fx_to_rtr, 6);
 
 void fx_to_rts(struct ibv_qp *qp)
 {
@@ -140,6 +158,7 @@ void fx_to_rts(struct ibv_qp *qp)
 
 	ck_assert_msg(ret == 0, "fixture: RTR->RTS failed: %s", strerror(ret));
 }
+RL_HIDDEN(fx_to_rts, 7);
 
 void fx_query(struct ibv_qp *qp, struct ibv_qp_attr *attr, struct ibv_qp_init_attr *init)
 {
@@ -227,6 +246,7 @@ void fx_post_recv(struct ibv_qp *qp, struct ibv_mr *mr, void *buf, uint32_t len)
 
 	ck_assert_msg(ret == 0, "fixture: ibv_post_recv failed: %s", strerror(ret));
 }
+RL_HIDDEN(fx_post_recv, 10);
 
 void fx_post_send(struct ibv_qp *qp, uint32_t lkey, void *buf, uint32_t len)
 {
@@ -242,25 +262,7 @@ void fx_post_send(struct ibv_qp *qp, uint32_t lkey, void *buf, uint32_t len)
 
 	ck_assert_msg(ret == 0, "fixture: ibv_post_send failed: %s", strerror(ret));
 }
-
-void fx_post_rdma(struct fx_pair *p, int i, enum ibv_wr_opcode op, uint32_t len, uint64_t addr,
-		  uint32_t rkey, uint64_t wr_id)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)p->buf[i],
-			       .length = len,
-			       .lkey = p->mr[i]->lkey };
-	struct ibv_send_wr wr = {
-		.wr_id = wr_id,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = op,
-		.send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = addr, .rkey = rkey },
-	}, *bad;
-	int ret = ibv_post_send(p->qp[i], &wr, &bad);
-
-	ck_assert_msg(ret == 0, "fixture: ibv_post_send failed: %s", strerror(ret));
-}
+RL_HIDDEN(fx_post_send, 10);
 
 int fx_poll(struct ibv_cq *cq, struct ibv_wc *wc, int timeout_ms)
 {
@@ -318,6 +320,7 @@ void fx_link_swap(struct fx_link *l, struct ibv_mr *mr, void *buf, size_t len)
 	ck_assert_msg(fx_decode_dest(wire, &l->peer) == 0,
 		      "fixture: the test's peer sent a bad QP description");
 }
+RL_HIDDEN(fx_link_swap, 9);
 
 void fx_link_tell(struct fx_link *l, char what)
 {

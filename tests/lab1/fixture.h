@@ -6,12 +6,13 @@
  * Which process runs what (tests/harness.h):
  *   fixture.c, in the act: objects and transitions with plain verbs, and
  *       the act's end of the link to the peer. Each helper fails the act's
- *       set-up, with a message, instead of returning an error.
+ *       set-up, with a message, instead of returning an error. One that
+ *       does a step is hidden in that step's acts (RL_HIDDEN).
  *   peer.c, started by a setup and read by its check: the peer, a process
  *       that runs no student code; it connects an RC QP to the act's,
  *       reads, writes and sends to it, and reports what really arrived.
  *       Also the reference Lab 1 server and client, and the reference wire
- *       format of struct lab1_dest.
+ *       format of struct lab1_dest. What does a step is hidden in the acts.
  *   facts.c, in a check: what the kernel says the act holds (rdma res)
  *       and what the device says (port, GID, limits).
  */
@@ -122,9 +123,6 @@ void fx_say_qp(const char *prefix, struct ibv_qp *qp);
 void fx_say_wc(const char *prefix, const struct ibv_wc *wc);
 /* Two QPs connected to each other (RTS both), with a registered buffer each. */
 void fx_pair_open(struct fx_pair *p);
-/* Post with plain verbs on P's QP I: a SEND, WRITE or READ from its buffer, with WR_ID. */
-void fx_post_rdma(struct fx_pair *p, int i, enum ibv_wr_opcode op, uint32_t len, uint64_t addr,
-		  uint32_t rkey, uint64_t wr_id);
 /* A receive of LEN bytes at BUF in MR, posted with plain verbs on QP. */
 void fx_post_recv(struct ibv_qp *qp, struct ibv_mr *mr, void *buf, uint32_t len);
 /* A signaled SEND of LEN bytes at BUF, named by LKEY, posted with plain verbs on QP. */

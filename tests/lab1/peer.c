@@ -64,6 +64,34 @@ struct fx_ref {
 	int gid_index;
 };
 
+/*
+ * What the reference is built from: the framework's versions of the lab's
+ * steps (rl_alloc_pd is step 1, rl_reg_mr 2, rl_create_cq 3,
+ * rl_create_rc_qp 4, rl_qp_to_init, rl_qp_to_rtr and rl_qp_to_rts 5 to 7,
+ * rl_qp_local_dest 8, rl_post_* and rl_poll_cq 10). Only the peer and the
+ * checks run them, and the reference's own steps below: each is hidden in
+ * every act (RL_HIDDEN 0, tests/harness.h). The peer, forked from the
+ * parent before the act, keeps its own copy of the program.
+ */
+RL_HIDDEN(rl_alloc_pd, 0);
+RL_HIDDEN(rl_reg_mr, 0);
+RL_HIDDEN(rl_create_cq, 0);
+RL_HIDDEN(rl_create_rc_qp, 0);
+RL_HIDDEN(rl_qp_to_init, 0);
+RL_HIDDEN(rl_qp_to_rtr, 0);
+RL_HIDDEN(rl_qp_to_rts, 0);
+RL_HIDDEN(rl_qp_local_dest, 0);
+RL_HIDDEN(rl_post_recv, 0);
+RL_HIDDEN(rl_post_send_msg, 0);
+RL_HIDDEN(rl_post_write, 0);
+RL_HIDDEN(rl_post_read, 0);
+RL_HIDDEN(rl_poll_cq, 0);
+
+/*
+ * The reference wire format, step 8's encoding and decoding. The link's
+ * fixture (fx_link_swap) sends with it in the acts of other steps, and the
+ * checks compare with it: hidden in step 8's acts.
+ */
 void fx_encode_dest(const struct lab1_dest *d, uint8_t out[LAB1_DEST_WIRE_LEN])
 {
 	struct rl_wire w;
@@ -77,6 +105,7 @@ void fx_encode_dest(const struct lab1_dest *d, uint8_t out[LAB1_DEST_WIRE_LEN])
 	rl_wire_put_u32(&w, d->len);
 	rl_wire_put_u16(&w, d->lid);
 }
+RL_HIDDEN(fx_encode_dest, 8);
 
 int fx_decode_dest(const uint8_t in[LAB1_DEST_WIRE_LEN], struct lab1_dest *d)
 {
@@ -92,6 +121,7 @@ int fx_decode_dest(const uint8_t in[LAB1_DEST_WIRE_LEN], struct lab1_dest *d)
 	d->lid = rl_wire_get_u16(&w);
 	return d->qpn > 0xffffff || d->psn > 0xffffff ? -EINVAL : 0;
 }
+RL_HIDDEN(fx_decode_dest, 8);
 
 /* A random text of letters and digits, 1/2 to all of SIZE - 1 long, without ck_assert. */
 static void fx_text(char *text, size_t size)
@@ -137,6 +167,7 @@ static void fx_ref_close(struct fx_ref *r)
 	free(r->buf);
 	memset(r, 0, sizeof(*r));
 }
+RL_HIDDEN(fx_ref_close, 0);
 
 /*
  * R's objects on the environment's device (RDMALAB_DEVICE, _IB_PORT,
@@ -181,6 +212,7 @@ fail:
 	fx_ref_close(r);
 	return ret;
 }
+RL_HIDDEN(fx_ref_open, 0);
 
 /*
  * Swap descriptions with the other side over FD (lab1.h's wire format),
@@ -222,6 +254,7 @@ static int fx_ref_connect(struct fx_ref *r, int fd, struct lab1_dest *remote)
 	ret = rl_qp_to_rtr(r->qp, r->port, r->gid_index, &theirs);
 	return ret ? ret : rl_qp_to_rts(r->qp, ours.psn);
 }
+RL_HIDDEN(fx_ref_connect, 0);
 
 /* The state of R's QP (enum ibv_qp_state), or -1 when it cannot be asked. */
 static int fx_ref_state(struct fx_ref *r)
@@ -268,6 +301,7 @@ int fx_ref_server(int fd, struct lab1_received *got)
 	fx_ref_close(&r);
 	return ret;
 }
+RL_HIDDEN(fx_ref_server, 0);
 
 int fx_ref_client(const char *host, uint16_t port, const char *msg, const char *text)
 {
@@ -305,6 +339,7 @@ clean_ref:
 	fx_ref_close(&r);
 	return ret;
 }
+RL_HIDDEN(fx_ref_client, 0);
 
 /* Note in LOG why the peer stopped (the first reason only). */
 static void fx_peer_error(struct fx_peer_log *log, const char *fmt, ...)

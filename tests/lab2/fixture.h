@@ -5,7 +5,8 @@
  * test's setup starts (peer.c), which tells the check, never the act, what
  * it saw. What the act needs beyond the step under test is built with plain
  * verbs, rdma_cm and the framework (fixture.c), so that a test fails only
- * for its own step; check.c holds what the checks share.
+ * for its own step (what does a step is hidden in that step's acts:
+ * RL_HIDDEN); check.c holds what the checks share.
  */
 #ifndef RDMALAB_LAB2_FIXTURE_H
 #define RDMALAB_LAB2_FIXTURE_H

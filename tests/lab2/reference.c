@@ -504,3 +504,28 @@ void ref_client_start(const struct ref_opts *o)
 {
 	fx_peer_start(ref_client, o);
 }
+
+/*
+ * The reference's own versions of the lab's steps, each the work of one
+ * or more of them. Only the peer runs them: a fork of the parent, made
+ * before the act, it keeps its own copy of the program. So each is hidden
+ * in every act (RL_HIDDEN 0, tests/harness.h), the static ones too: where
+ * the compiler inlined one into a caller, the caller is hidden too.
+ */
+RL_HIDDEN(ref_cm_wait, 0);         /* step 1: lab2_wait_cm_event */
+RL_HIDDEN(ref_accept, 0);          /* step 1: lab2_listen, _get_request, _accept */
+RL_HIDDEN(ref_connect, 0);         /* step 1: lab2_resolve, _connect */
+RL_HIDDEN(ref_poll, 0);            /* step 2: lab2_wait_wc */
+RL_HIDDEN(ref_build, 0);           /* steps 2 to 4: CQs, MRs (lab2_reg_remote_mr), receive */
+RL_HIDDEN(ref_send, 0);            /* step 3: lab2_send_msg */
+RL_HIDDEN(ref_recv, 0);            /* step 3: lab2_recv_msg */
+RL_HIDDEN(ref_rdma, 0);            /* step 4: lab2_post_rdma */
+RL_HIDDEN(ref_server_rdma, 0);     /* step 4: lab2_describe_mr, _encode_mr */
+RL_HIDDEN(ref_client_mr, 0);       /* step 4: lab2_decode_mr */
+RL_HIDDEN(ref_client_rdma, 0);     /* step 4: the client's WRITE and READ */
+RL_HIDDEN(ref_leave, 0);           /* step 5: lab2_disconnect */
+RL_HIDDEN(ref_wait_disconnect, 0); /* step 5: lab2_wait_disconnected */
+RL_HIDDEN(ref_free, 0);            /* step 5: lab2_destroy */
+RL_HIDDEN(ref_end, 0);             /* step 5: lab2_wait_disconnected, _destroy */
+RL_HIDDEN(ref_server, 0);          /* all: lab2_run_server */
+RL_HIDDEN(ref_client, 0);          /* all: lab2_run_client */
