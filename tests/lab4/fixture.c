@@ -20,6 +20,20 @@
 
 #include "fixture.h"
 
+/*
+ * The test's own version of a step, and the framework's, run around the
+ * step under test in an act. Each is declared hidden (RL_HIDDEN,
+ * tests/harness.h) in the acts of the step it does, so that the lab's code
+ * cannot call it there: the framework's rl_wait_cq(), step 5's event wait
+ * (no act runs it), just below; the fixture's after each function.
+ * fx_ud_make() stays: step 3's acts need it, each to test one of the
+ * step's functions on a UD QP the lab's code did not make (left in RESET
+ * for lab4_ud_to_rts(), in RTS for the sends). It brings to RTS only a QP
+ * it makes itself, never one it is given, with a few lines of the calls
+ * step 3 allows anyway. The peer's versions are hidden in peer.c.
+ */
+RL_HIDDEN(rl_wait_cq, 5);
+
 /* --- inputs --------------------------------------------------------------- */
 
 uint32_t fx_random(void)
@@ -163,6 +177,7 @@ struct ibv_ah *fx_ud_ah(struct lab4_ud *u, const union ibv_gid *gid)
 
 	return ibv_create_ah(u->pd, &attr);
 }
+RL_HIDDEN(fx_ud_ah, 3);
 
 /* Sends LEN bytes of MSG from U's send slot to QPN/QKEY through AH, and waits for the send. */
 int fx_ud_send(struct lab4_ud *u, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey, const void *msg,
@@ -186,6 +201,7 @@ int fx_ud_send(struct lab4_ud *u, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey
 		       0 :
 		       -EIO;
 }
+RL_HIDDEN(fx_ud_send, 3);
 
 /* --- the act's side ------------------------------------------------------- */
 
@@ -374,6 +390,7 @@ static int fx_post_write(struct lab4_sender *s, uint32_t index, bool signaled, u
 
 	return -ibv_post_send(s->qp, &wr, &bad);
 }
+RL_HIDDEN(fx_post_write, 2);
 
 int fx_log_post(struct lab4_sender *s, uint32_t index, bool signaled)
 {
@@ -383,11 +400,13 @@ int fx_log_post(struct lab4_sender *s, uint32_t index, bool signaled)
 		out = FX_IMM_OUT_MAX;
 	return fx_post_write(s, index, signaled, FX_IMM_INDEX(index) | out << FX_IMM_OUT_SHIFT);
 }
+RL_HIDDEN(fx_log_post, 2);
 
 int fx_ref_post(struct lab4_sender *s, uint32_t index, bool signaled)
 {
 	return fx_post_write(s, index, signaled, index);
 }
+RL_HIDDEN(fx_ref_post, 2);
 
 void fx_recv_open(struct fx_recv *x, const struct fx_peer_in *in)
 {
@@ -447,25 +466,6 @@ int fx_ud_meet(struct lab4_ud *u, const struct fx_peer_in *in, struct lab4_ud_he
 	return fd;
 }
 
-void fx_ud_echo(struct lab4_ud *u, const struct lab4_ud_hello *peer, int fd)
-{
-	int64_t deadline = lab4_now_ms() + FX_TIMEOUT_MS;
-	struct ibv_ah *ah = fx_ud_ah(u, &peer->gid);
-	struct ibv_wc wc;
-
-	ck_assert_msg(ah, "fixture: an AH to the test's peer: %s", strerror(errno));
-	while (!fx_hung_up(fd) && lab4_now_ms() < deadline) {
-		if (fx_poll_one(u->cq, &wc, 10) != 1)
-			continue;
-		if (wc.status == IBV_WC_SUCCESS && wc.byte_len >= LAB4_GRH_LEN)
-			fx_ud_send(u, ah, peer->qpn, peer->qkey,
-				   fx_ud_slot(u, (int)wc.wr_id) + LAB4_GRH_LEN,
-				   wc.byte_len - LAB4_GRH_LEN);
-		fx_ud_post_recv(u, (int)wc.wr_id);
-	}
-	ibv_destroy_ah(ah);
-}
-
 void fx_pair_open(struct fx_pair *p, uint64_t size, uint32_t chunk)
 {
 	uint8_t port = rl_test_ib_port();
@@ -512,6 +512,7 @@ void fx_recv_wc(struct lab4_receiver *r, struct ibv_wc *wc)
 		      "fixture: expected a receive completion within %d ms, got none",
 		      FX_TIMEOUT_MS);
 }
+RL_HIDDEN(fx_recv_wc, 2);
 
 /* --- the check's side ----------------------------------------------------- */
 

@@ -6,6 +6,8 @@
  * own sender, receiver and UD QP around the lab's steps, a poster whose
  * writes carry what the step asked of it, a connected pair in one process
  * (step 5), the kernel's view of a QP, and a runner for the lab4 program.
+ * What does a step, in either file, is hidden in that step's acts
+ * (RL_HIDDEN, tests/harness.h).
  */
 #ifndef RDMALAB_LAB4_FIXTURE_H
 #define RDMALAB_LAB4_FIXTURE_H
@@ -64,7 +66,7 @@ struct fx_peer_in {
 	int delay_ms;          /* then wait this long first */
 	bool flip_hash;        /* announce a SHA-256 that is not the file's */
 	/* UD: */
-	bool probe; /* send one datagram with Q_Key QKEY and wait for its echo */
+	bool probe; /* send one datagram with Q_Key QKEY, again until the act hangs up */
 	uint32_t qkey;
 	bool echo;         /* echo every datagram back, as ud-pong does */
 	uint32_t pings;    /* send PINGS datagrams of PING_LEN bytes, each until it echoes, */
@@ -97,9 +99,8 @@ struct fx_report {
 	bool got_result;           /* the act's RESULT came, into RESULT */
 	struct lab4_result result; /* good, received and the SHA-256 the act says it found */
 	/* UD: */
-	bool echoed; /* probe: an echo came back */
-	uint8_t probe_sha256[32], echo_sha256[32];
-	uint32_t echoes; /* echo: echoes sent; pings: datagrams that came back whole */
+	uint8_t probe_sha256[32]; /* probe: of the datagram it sent */
+	uint32_t echoes;          /* echo: echoes sent; pings: datagrams that came back whole */
 };
 
 /*
@@ -164,7 +165,10 @@ void fx_send_close(struct fx_send *x);
 #define FX_IMM_OUT_MAX 0x7ffU
 #define FX_IMM_INDEX(imm) ((imm) & ((1U << FX_IMM_OUT_SHIFT) - 1))
 #define FX_IMM_OUT(imm) (((imm) >> FX_IMM_OUT_SHIFT) & FX_IMM_OUT_MAX)
-/* The test's post for step 1: RDMA WRITE WITH IMM through ibv_post_send, imm as above. */
+/*
+ * The test's post for step 1: RDMA WRITE WITH IMM through ibv_post_send, imm
+ * as above. It and the next do step 2a's work: hidden in step 2's acts.
+ */
 int fx_log_post(struct lab4_sender *s, uint32_t index, bool signaled);
 /* The same with the index alone as immediate data, as the lab's receiver expects. */
 int fx_ref_post(struct lab4_sender *s, uint32_t index, bool signaled);
@@ -199,16 +203,17 @@ uint8_t *fx_ud_slot(struct lab4_ud *u, int slot);
 /* Post the receive of slot SLOT, or every slot; 0 or a negative errno. */
 int fx_ud_post_recv(struct lab4_ud *u, int slot);
 int fx_ud_post_recvs(struct lab4_ud *u);
-/* LEN bytes of MSG to QPN/QKEY through AH, from U's send slot; waits for the send: 0 or -EIO. */
+/*
+ * LEN bytes of MSG to QPN/QKEY through AH, from U's send slot; waits for the
+ * send: 0 or -EIO. The peer's (step 3c's work: hidden in step 3's acts).
+ */
 int fx_ud_send(struct lab4_ud *u, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey, const void *msg,
 	       uint32_t len);
 void fx_ud_close(struct lab4_ud *u);
 /* Connect to an FX_UD peer and swap UD_HELLOs: the socket, the peer's in *PEER. */
 int fx_ud_meet(struct lab4_ud *u, const struct fx_peer_in *in, struct lab4_ud_hello *peer);
-/* An address handle to GID made with plain verbs (not the lab's step 3b). */
+/* An address handle to GID made with plain verbs: the peer's (step 3b: hidden in step 3's acts). */
 struct ibv_ah *fx_ud_ah(struct lab4_ud *u, const union ibv_gid *gid);
-/* Echo every datagram that comes to U back to PEER until the peer hangs up FD. */
-void fx_ud_echo(struct lab4_ud *u, const struct lab4_ud_hello *peer, int fd);
 
 /* A sender and a receiver in the act, connected (step 5: the sender's waits). */
 struct fx_pair {
@@ -219,7 +224,7 @@ struct fx_pair {
 };
 void fx_pair_open(struct fx_pair *p, uint64_t size, uint32_t chunk);
 void fx_pair_close(struct fx_pair *p);
-/* One receive completion of R within FX_TIMEOUT_MS (the test's own set-up), or fail. */
+/* One receive completion of R within FX_TIMEOUT_MS (step 2b's work: hidden in its acts), or fail. */
 void fx_recv_wc(struct lab4_receiver *r, struct ibv_wc *wc);
 
 /* --- fixture.c: the check's side ------------------------------------------- */

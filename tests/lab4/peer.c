@@ -360,13 +360,17 @@ clean:
 	fx_rc_free(&rc);
 }
 
-/* UD probe: a datagram of fresh random bytes to the act with IN's Q_Key, sent until it echoes. */
+/*
+ * UD probe: a datagram of fresh random bytes to the act with IN's Q_Key,
+ * sent again every FX_UD_RESEND_MS (a datagram may be lost) until the act,
+ * which says what reached it, hangs up FD.
+ */
 static void fx_peer_ud_probe(struct lab4_ud *u, const struct fx_peer_in *in,
-			     const struct lab4_ud_hello *act, struct ibv_ah *ah,
+			     const struct lab4_ud_hello *act, struct ibv_ah *ah, int fd,
 			     struct fx_report *rep)
 {
+	struct pollfd p = { .fd = fd, .events = POLLIN };
 	uint8_t probe[FX_PROBE_LEN];
-	struct ibv_wc wc;
 	int tries;
 
 	if (getrandom(probe, sizeof(probe), 0) != sizeof(probe)) {
@@ -374,17 +378,12 @@ static void fx_peer_ud_probe(struct lab4_ud *u, const struct fx_peer_in *in,
 		return;
 	}
 	EVP_Digest(probe, sizeof(probe), rep->probe_sha256, NULL, EVP_sha256(), NULL);
-	for (tries = 0; tries < FX_UD_TRIES && !rep->echoed; tries++) {
-		if (fx_ud_send(u, ah, act->qpn, in->qkey, probe, sizeof(probe)))
-			break;
-		if (fx_poll_one(u->cq, &wc, FX_UD_RESEND_MS) == 1) {
-			fx_seen_wc(rep, &wc);
-			rep->echoed = wc.status == IBV_WC_SUCCESS && wc.byte_len >= LAB4_GRH_LEN;
-			if (rep->echoed)
-				EVP_Digest(fx_ud_slot(u, (int)wc.wr_id) + LAB4_GRH_LEN,
-					   wc.byte_len - LAB4_GRH_LEN, rep->echo_sha256, NULL,
-					   EVP_sha256(), NULL);
+	for (tries = 0; tries < FX_UD_TRIES && !fx_hung_up(fd); tries++) {
+		if (fx_ud_send(u, ah, act->qpn, in->qkey, probe, sizeof(probe))) {
+			fx_peer_fail(rep, -EIO, "the UD probe could not be sent");
+			return;
 		}
+		poll(&p, 1, FX_UD_RESEND_MS);
 	}
 }
 
@@ -515,7 +514,7 @@ static void fx_peer_ud(const struct fx_env *env, const struct fx_peer_in *in, in
 		}
 	}
 	if (in->probe)
-		fx_peer_ud_probe(&u, in, &act, ah, rep);
+		fx_peer_ud_probe(&u, in, &act, ah, fd, rep);
 	else if (in->pings)
 		fx_peer_ud_ping(&u, in, &act, ah, fd, rep);
 	else
@@ -581,6 +580,25 @@ fx_peer_main(const struct fx_env *env, const struct fx_peer_in *in, enum fx_role
 	fx_write_all(3, &rep, sizeof(rep));
 	_exit(0);
 }
+
+/*
+ * The peer's own versions of the lab's steps: each does the work of one
+ * or more of them, with its own structures. Only the peer runs them, a
+ * fork of the parent made before the act, with its own copy of the
+ * program: each is hidden in every act (RL_HIDDEN 0, tests/harness.h), the
+ * static ones too; where the compiler inlined one into its caller, the
+ * caller is hidden as well.
+ */
+RL_HIDDEN(fx_peer_write, 0);       /* step 1: a window of writes in flight */
+RL_HIDDEN(fx_peer_post, 0);        /* step 2a: lab4_post_chunk */
+RL_HIDDEN(fx_peer_rc_sender, 0);   /* steps 1 and 2a: lab4 send */
+RL_HIDDEN(fx_peer_rc_receiver, 0); /* step 2: lab4_receive_file, lab4 serve */
+RL_HIDDEN(fx_peer_ud_probe, 0);    /* step 3c: lab4_ud_send */
+RL_HIDDEN(fx_peer_ud_echo_of, 0);  /* step 3d: lab4_ud_payload */
+RL_HIDDEN(fx_peer_ud_ping, 0);     /* steps 3c and 3d: ud-ping */
+RL_HIDDEN(fx_peer_ud_receive, 0);  /* steps 3c and 3d: ud-pong */
+RL_HIDDEN(fx_peer_ud, 0);          /* step 3: a UD QP to RTS, an AH, the above */
+RL_HIDDEN(fx_peer_main, 0);        /* all of the above */
 
 /* --- the peer, from the parent ------------------------------------------- */
 

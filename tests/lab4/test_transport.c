@@ -45,6 +45,8 @@ static uint32_t vendor_id(void)
 	ibv_close_device(ctx);
 	return attr.vendor_id;
 }
+/* Step 4's question, asked for the check: hidden in every act. */
+RL_HIDDEN(vendor_id, 0);
 
 static void srd_is_refused(struct rl_case *c)
 {
