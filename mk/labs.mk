@@ -1,5 +1,5 @@
 # labs.mk: the labs. Stubs generated from solutions/, lab programs, and the
-# graded step tests (RL_TEST in tests/labN/test_*.c, see docs/labs-howto.md).
+# graded step tests (RL_GRADED in tests/labN/test_*.c, see docs/labs-howto.md).
 #
 #   make stubs                     regenerate labs/ from solutions/
 #   make stubs-check               fail when the committed labs/ is stale
@@ -21,7 +21,7 @@ LAB_CFLAGS := -Wno-unused-parameter
 
 
 # lab_rules TREE N: the objects, program and test program of lab N in TREE.
-# The test program, tests/steps, links the graded tests (RL_TEST in
+# The test program, tests/steps, links the graded tests (RL_GRADED in
 # tests/labN/test_*.c) and the lab's kit of helpers (mk/kits.mk).
 define lab_rules
 $(1)_lab$(2)_OBJS := $$(patsubst %.c,$(BUILD)/%.o,$$(filter-out $(1)/lab$(2)/main.c,$$(wildcard $(1)/lab$(2)/*.c)))
