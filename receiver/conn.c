@@ -29,13 +29,15 @@
  */
 #define RCV_LINGER_MS 2000
 /*
- * --fault-drop (a test-only knob) ends a sender this long after it reached
- * the step, saying nothing meanwhile: the send that reached the step is
- * acknowledged first, so the sender learns of the drop while it waits for
- * the reply (what the knob tests), not as a send that seemed to fail,
- * which depended on which came first.
+ * A connection that ends without an ERROR (a failed transfer, or
+ * --fault-drop, a test-only knob) ends this long after the cause, the
+ * receiver saying nothing meanwhile: what the sender did last (its send
+ * that reached the step, its write that the receiver refused) completes on
+ * its side first, so it learns of the end while it waits for what comes
+ * next, not in whichever order the disconnect and its completion arrive
+ * (on Linux 6.12, rxe may handle the completion after the disconnect).
  */
-#define RCV_DROP_DELAY_MS 200
+#define RCV_END_DELAY_MS 200
 #define RCV_SEND_WR_ID 100 /* send slot s completes with wr_id 100 + s */
 
 static const char *const rcv_state_names[] = {
@@ -225,13 +227,27 @@ static void RL_PRINTF(3, 4)
 	conn->deadline_ms = (conn->holding ? conn->held_until : rcv_now_ms()) + RCV_CLOSE_GRACE_MS;
 }
 
-/* --fault-drop fired at STEP: say nothing more, end CONN in RCV_DROP_DELAY_MS. */
+/*
+ * End CONN in RCV_END_DELAY_MS, saying nothing meanwhile, WHY its log's
+ * error: the peer learns of it while it waits (see RCV_END_DELAY_MS).
+ */
+static void rcv_end_soon(struct rcv_conn *conn, const char *why)
+{
+	struct rcv_result *r = &conn->result;
+
+	if (!r->error[0])
+		snprintf(r->error, sizeof(r->error), "%s", why);
+	conn->ending = true;
+	conn->deadline_ms = rcv_now_ms() + RCV_END_DELAY_MS;
+}
+
+/* --fault-drop fired at STEP. */
 static void rcv_drop(struct rcv_conn *conn, int step)
 {
-	snprintf(conn->result.error, sizeof(conn->result.error),
-		 "fault-drop: dropped at step %d (test-only knob)", step);
-	conn->dropping = true;
-	conn->deadline_ms = rcv_now_ms() + RCV_DROP_DELAY_MS;
+	char why[64];
+
+	snprintf(why, sizeof(why), "fault-drop: dropped at step %d (test-only knob)", step);
+	rcv_end_soon(conn, why);
 }
 
 /*
@@ -600,7 +616,7 @@ static void rcv_on_recv(struct rcv_conn *conn, const struct ibv_wc *wc)
 		rcv_conn_end(conn, "internal: could not post a receive");
 		return;
 	}
-	if (conn->state >= RCV_CLOSING || conn->dropping || !rcv_plain_send(conn, wc))
+	if (conn->state >= RCV_CLOSING || conn->ending || !rcv_plain_send(conn, wc))
 		return;
 	if (err) {
 		rcv_refuse_undecodable(conn, err, head, &msg, wc->byte_len);
@@ -621,13 +637,15 @@ static void rcv_on_completion(struct rcv_conn *conn, const struct ibv_wc *wc)
 	if (recv && wc->status != IBV_WC_WR_FLUSH_ERR && !rcv_connected(conn))
 		return;
 	if (wc->status != IBV_WC_SUCCESS) {
+		if (conn->ending)
+			return; /* the rest of the queue, flushed */
 		if (conn->state >= RCV_CLOSING && wc->status == IBV_WC_WR_FLUSH_ERR) {
 			rcv_conn_end(conn, NULL);
 			return;
 		}
 		snprintf(why, sizeof(why), "%s: %s %s", rl_proto_error_name(RL_PERR_TRANSFER),
 			 recv ? "receive" : "send", ibv_wc_status_str(wc->status));
-		rcv_conn_end(conn, why);
+		rcv_end_soon(conn, why);
 		return;
 	}
 	if (recv) {
@@ -699,7 +717,7 @@ int64_t rcv_conn_timers(struct rcv_conn *conn, int64_t now)
 {
 	if (conn->state == RCV_DEAD)
 		return INT64_MAX;
-	if (conn->dropping) {
+	if (conn->ending) {
 		if (now < conn->deadline_ms)
 			return conn->deadline_ms;
 		rcv_conn_end(conn, NULL);

@@ -117,7 +117,7 @@ struct rcv_conn {
 	struct rcv_server *srv;
 	unsigned long no; /* for log lines: "conn 3" */
 	int drop_step;    /* --fault-drop: the step this sender is dropped at; 0: none */
-	bool dropping;    /* --fault-drop fired: silent until deadline_ms, then ended */
+	bool ending;      /* a failed transfer or --fault-drop: silent until deadline_ms, then ended */
 	struct rdma_cm_id *id;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
