@@ -119,6 +119,11 @@ TEST_EXTRAS += --extra "vm/uml-run: status, output, shares, timeout, a dying gue
 	"tests/vm/test-uml-run"
 TEST_EXTRAS += --extra "make: the fragments (mk/*.mk) define the same in any order" \
 	"tests/make/test-fragments"
+# Planted into a copy of each lab's solution (a handout has none).
+ifeq ($(HAVE_SOLUTIONS),yes)
+TEST_EXTRAS += --extra "make check: a handout's listed common error, planted in each lab, shows in its row" \
+	"tests/make/test-common-errors"
+endif
 
 unit-test: build
 	@scripts/run-tests --unit "$(UNIT_TESTS)"

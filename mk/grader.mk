@@ -51,21 +51,12 @@ GRADE_SOURCE = $(if $(GRADE_COMMIT),commit $(GRADE_COMMIT)$(if \
 
 # make grade builds nothing first: the grader builds what it needs itself
 # (grader-kit), then each lab of labs/ on its own, so a lab that does not
-# compile costs that lab only. Its last line says whether the report is of
-# this run: an infrastructure failure keeps an earlier report (publish() in
-# grader/lib/publish.sh puts the reason and the time at its top).
+# compile costs that lab only. scripts/grade keeps each run's report in a
+# folder of its own (GRADE_OUT/GRADE_NAME/TIME, the newest graded one as
+# latest) and says what it supersedes; labs.txt lists every lab's last grade.
 grade:
-	@status=0; grader/rdmalab-grade --mode $(RDMA_MODE) --name $(GRADE_NAME) -o $(GRADE_OUT) \
-		--source "$(GRADE_SOURCE)" $(if $(LAB),--lab $(LAB)) . || status=$$?; \
-	dir=$(GRADE_OUT)/$(GRADE_NAME); report=$$dir/report.txt; \
-	made=$$(jq -r .made $$dir/submission.json 2>/dev/null); \
-	graded=$$(jq -r .graded $$dir/submission.json 2>/dev/null); \
-	if [ $$status = 0 ]; then \
-		echo "grade: graded now ($$made): $$graded; your report is $$report"; \
-	elif [ $$status = 1 ] && [ -f $$report ]; then \
-		why=$$(sed -n '1s/^NOT GRADED at [^ ]*: //p; 1s/^[^ ]*: UNGRADABLE: //p' $$report); \
-		echo "grade: NOT graded now: $$why; the report shown, $$report, is from $${made:-an earlier run}"; \
-	fi; exit $$status
+	@scripts/grade --mode $(RDMA_MODE) --name $(GRADE_NAME) --out $(GRADE_OUT) \
+		--source "$(GRADE_SOURCE)" $(if $(LAB),--lab $(LAB))
 
 # What grader/rdmalab-grade builds in the kit before any lab: the receiver,
 # the libraries the step tests link (Lab 3's link the receiver's), and the

@@ -227,9 +227,10 @@ static bool run_test(const struct rl_graded *g, bool after_a_hang, struct row *r
 	rl_run_case(g, after_a_hang, &r->r);
 	left = end_leftovers();
 	if (left && asprintf(&said,
-			     "%s%s(the test left %d process%s running after it ended: "
-			     "stopped)",
-			     r->r.said, r->r.said[0] ? "\n" : "", left, left > 1 ? "es" : "") > 0) {
+			     "%s%s(your code left %d process%s running after the test "
+			     "ended; %s stopped)",
+			     r->r.said, r->r.said[0] ? "\n" : "", left, left > 1 ? "es" : "",
+			     left > 1 ? "they were" : "it was") > 0) {
 		free(r->r.said);
 		r->r.said = said;
 	}
