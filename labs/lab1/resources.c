@@ -25,8 +25,8 @@ struct ibv_mr *lab1_reg_mr(struct ibv_pd *pd, void *buf, size_t len)
 {
 	/* TODO step 2
 	 * ibv_reg_mr() pins the pages and gives two keys: lkey for our own work
-	 * requests, rkey for the peer's. Grant LOCAL_WRITE and REMOTE_WRITE only.
-	 * Read: man ibv_reg_mr.
+	 * requests, rkey for the peer's. Grant only what this buffer is used for.
+	 * Read: man ibv_reg_mr, docs/lab1.md#step-2.
 	 */
 	rl_todo(2);
 	return NULL;

@@ -11,9 +11,9 @@
 int lab3_register_file(struct ibv_pd *pd, struct lab3_file *f)
 {
 	/* TODO step 3
-	 * mmap() the file read-only, then ibv_reg_mr() it with access 0: our NIC
-	 * only reads these pages; no remote access, and no local write (the
-	 * mapping is read-only). Read: man mmap, man ibv_reg_mr.
+	 * mmap() the file read-only, then ibv_reg_mr() it. Which access? Our NIC
+	 * only reads these pages, nobody else touches them, and the mapping is
+	 * read-only. Read: man mmap, man ibv_reg_mr, docs/lab3.md#step-3.
 	 */
 	return rl_todo(3);
 }

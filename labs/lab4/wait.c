@@ -111,9 +111,9 @@ int lab4_sleep_sends(struct lab4_sender *s, int64_t deadline_ms)
 int lab4_poll_event(struct lab4_sender *s, struct ibv_wc *wc, int max)
 {
 	/* TODO step 5
-	 * One deadline (lab4_now_ms() + s->timeout_ms), then loop: poll; none: arm the
-	 * CQ (rl_req_notify_cq), poll AGAIN (a completion that landed before the arm
-	 * raises no event); none: lab4_sleep_sends(s, deadline).
+	 * One deadline for the whole wait, then loop: poll; none: arm the CQ
+	 * (rl_req_notify_cq), poll AGAIN (a completion that landed before the arm
+	 * raises no event); none: sleep with lab4_sleep_sends().
 	 * Read: man ibv_req_notify_cq, man ibv_get_cq_event (its example).
 	 */
 	return rl_todo(5);
@@ -128,7 +128,7 @@ int lab4_poll_adaptive(struct lab4_sender *s, struct ibv_wc *wc, int max)
 	/* TODO step 5
 	 * A completion due within the spin budget is taken without paying for a
 	 * sleep and a wake-up; a later one costs the budget, then no more CPU.
-	 * lab4_spin_sends() until lab4_now_us() + s->spin_us, then lab4_poll_event().
+	 * Spin for s->spin_us with lab4_spin_sends(); nothing: lab4_poll_event().
 	 */
 	return rl_todo(5);
 }

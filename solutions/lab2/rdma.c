@@ -8,9 +8,9 @@
 struct ibv_mr *lab2_reg_remote_mr(struct ibv_pd *pd, void *buf, size_t len)
 {
 	/* BEGIN SOLUTION step 4
-	 * The access flags say what the PEER may do: REMOTE_WRITE and REMOTE_READ.
-	 * REMOTE_WRITE also needs LOCAL_WRITE (the NIC writes our memory).
-	 * Read: man ibv_reg_mr.
+	 * The access flags say what the PEER may do: grant what the client does
+	 * to this buffer, no more, and what one of those needs with it.
+	 * Read: man ibv_reg_mr, docs/lab2.md#step-4.
 	 * stub: rl_todo(4);
 	 * stub: return NULL;
 	 */
