@@ -11,7 +11,7 @@
 # opened. Both are in W/results/labLAB. Returns 1, with the reason in
 # W/infra.txt, when a receiver does not start.
 run_lab() {
-	local w=$1 lab=$2 uid=$3 run=$4 out=$1/results/lab$2 rdir
+	local w=$1 lab=$2 uid=$3 run=$4 out=$1/results/lab$2 rdir t0=$EPOCHREALTIME
 	mkdir -p "$run/build/labs" "$out"
 	cp -a "$w/tree/build/labs/lab$lab" "$run/build/labs/"
 	give_student "$uid" "$run/build"
@@ -35,6 +35,18 @@ run_lab() {
 	receivers_stop "$rdir"
 	receivers_logs "$rdir" "$out/steps.jsonl" "$out"
 	rm -rf "$rdir"
+	lab_progress "${w##*/}" "$lab" "$out/steps.jsonl" "$t0"
+}
+
+# lab_progress NAME LAB RECORDS T0: a line on stderr, which the grader
+# shows as it comes: the lab's tests passed, failed, skipped and points, and
+# the seconds since T0 ($EPOCHREALTIME).
+lab_progress() {
+	local ms=$(((${EPOCHREALTIME/[.,]/} - ${4/[.,]/}) / 1000))
+	jq -rsR --arg name "$1" --arg lab "$2" --argjson ms "$ms" '
+		[split("\n")[] | select(length > 0) | try fromjson catch empty] as $r
+		| def n($x): [$r[] | select(.result == $x)] | length;
+		"rdmalab-grade: \($name): lab \($lab): \(n("pass")) passed, \(n("FAIL")) failed, \(n("skipped")) skipped, \([$r[].points] | add // 0)/\([$r[].max] | add // 0) points, tests in \($ms / 100 | round / 10) s"' "$3" >&2
 }
 
 # run_one NAME SLOT K: the graded tests of each built lab of the batch's
@@ -158,8 +170,11 @@ grade_in_guest() {
 	local n=$1 w=$work/$1 attempt rc
 	for attempt in 1 2; do
 		rc=0
+		# Its log whole; its progress (the lines of the grader's own) shown.
 		"$kit/vm/run-rdma" --mode uml "${host_uid[@]}" --rw "$work" --timeout "$4" \
-			-- "$grader/test-batch" "$work" "$n" "$2" "$3" >>"$batch/$n.rdma.log" 2>&1 || rc=$?
+			-- "$grader/test-batch" "$work" "$n" "$2" "$3" 2>&1 |
+			tee -a "$batch/$n.rdma.log" | grep --line-buffered '^rdmalab-grade: '
+		rc=${PIPESTATUS[0]}
 		[ "$rc" = 0 ] && return 0
 		if [ "$attempt" = 1 ] && { [ "$rc" = 2 ] || [ "$rc" = 125 ]; } && [ ! -f "$w/status" ]; then
 			echo "rdmalab-grade: $n: the guest failed (exit $rc: $(why_guest_failed "$batch/$n.rdma.log")): grading it again" >&2
