@@ -14,7 +14,8 @@ cmd_runs() {
 	[ -z "$new" ] || [ -f "$dir/$new/submission.json" ] || die "runs: no run $new in $dir (expected $dir/$new/submission.json)"
 	for d in "$dir"/*/; do
 		d=${d%/}
-		[ -f "$d/submission.json" ] || continue
+		# latest is a link to one of them.
+		[ ! -L "$d" ] && [ -f "$d/submission.json" ] || continue
 		files+=("$d/submission.json")
 		[ -f "$d/results.jsonl" ] && files+=("$d/results.jsonl")
 	done
