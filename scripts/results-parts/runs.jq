@@ -18,25 +18,26 @@ def runs:
   | map(select(.value.sub != null) | {run: .key, sub: .value.sub, records: (.value.records // [])})
   | sort_by(.sub.made, .run);
 
-# grades: a run's grade of each lab it graded, [{lab, points, max, ms, made, run}].
+# grades: a run's grade of each lab it graded, [{lab, points, max, made, run,
+# took}]: took is the run's seconds (builds and tests), of every lab it graded.
 def grades:
   . as $r
   | select($r.sub.ungradable == null)
   | $r.records | group_by(.lab)[]
   | {lab: .[0].lab, points: (map(.points) | add), max: (map(.max) | add),
-     ms: (map(.ms) | add), made: $r.sub.made, run: $r.run};
+     made: $r.sub.made, run: $r.run, took: $r.sub.seconds};
 
 # last_grades: each lab's newest grade, by lab.
 def last_grades: [.[] | grades] | group_by(.lab) | map(.[-1]);
 
-def took: "\(.ms / 100 | round / 10) s";
+def took: if .took == null then "-" else "\(.took) s" end;
 
 def labs_txt:
   last_grades as $g
   | "Your last grade of each lab (make grade): newest run per lab; each run's",
     "report is in its folder (latest: the newest run that graded).",
     "",
-    "lab  points  graded at             tests took  report",
+    "lab  points  graded at               run took  report",
     ($g[] | "\(.lab | lpad(3))  \("\(.points)/\(.max)" | lpad(6))  \(.made | pad(20))  \(took | lpad(10))  \(.run)/report.txt"),
     (select($g == []) | "(no lab graded yet)");
 
