@@ -10,10 +10,12 @@ CFLAGS   ?= -O2
 # Debug info, frame pointers and no tail calls (which drop the caller's
 # frame) in everything, the labs included, so that a crash report, gdb and
 # perf show each function on the way with its line (see docs/debugging.md).
-CFLAGS   += -g -fno-omit-frame-pointer -fno-optimize-sibling-calls
-CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -MMD -MP
-CPPFLAGS += -Iframework $(PKG_CFLAGS)
-LDLIBS   += $(PKG_LIBS) -lpthread
+# override: kept when CFLAGS, CPPFLAGS or LDLIBS are set on the command
+# line (make CFLAGS=-O1 sets the optimisation, not the kit's own flags).
+override CFLAGS   += -g -fno-omit-frame-pointer -fno-optimize-sibling-calls
+override CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -MMD -MP
+override CPPFLAGS += -Iframework $(PKG_CFLAGS)
+override LDLIBS   += $(PKG_LIBS) -lpthread
 
 # Where RDMA tests run: auto (a native device if there is one, else User-Mode
 # Linux when it works here, else the QEMU VM), native, uml or vm. See
@@ -23,8 +25,12 @@ RUN_RDMA  := vm/run-rdma --mode $(RDMA_MODE)
 
 # What a student handout ships compiled, not as source, for the machine
 # kinds in tests/lib/ (see mk/kits.mk): the framework and the tests'
-# helpers, which hold working code for the labs' steps.
-KIT_ARCH    := $(shell $(CC) -dumpmachine 2>/dev/null || uname -m)
+# helpers, which hold working code for the labs' steps. The kind is the
+# CPU and the C library, not the compiler's spelling of its triplet (gcc
+# says x86_64-linux-gnu, clang x86_64-pc-linux-gnu, Fedora's gcc
+# x86_64-redhat-linux): one handout links with either.
+KIT_TRIPLET := $(shell $(CC) -dumpmachine 2>/dev/null || uname -m)
+KIT_ARCH    := $(firstword $(subst -, ,$(KIT_TRIPLET)))-linux-$(if $(findstring musl,$(KIT_TRIPLET)),musl,gnu)
 KIT_SHIPPED := tests/lib/$(KIT_ARCH)
 
 # The framework library every lab, the receiver and the grader link (in a
@@ -73,7 +79,7 @@ deps:
 	@scripts/deps install
 
 deps-check:
-	@scripts/deps check
+	@scripts/deps check build
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -133,7 +139,7 @@ rdma-test: build
 
 demo:
 	@$(if $(HAVE_SOLUTIONS),,echo "make demo runs the reference Lab 3 sender, which a student handout does not have: finish Lab 3, then make check LAB=3" >&2; exit 2)
-	@scripts/deps ensure
+	@scripts/deps ensure build run vm uml
 	@$(MAKE) --no-print-directory build
 	@scripts/demo --mode $(RDMA_MODE)
 

@@ -14,7 +14,7 @@ BENCH_LOAD ?= 0
 
 .PHONY: bench
 bench:
-	@scripts/deps ensure
+	@scripts/deps ensure build run vm uml bench
 	@$(MAKE) --no-print-directory build
 	@BENCH_LOAD=$(BENCH_LOAD) scripts/bench --mode $(RDMA_MODE) --sizes "$(BENCH_SIZES)"
 

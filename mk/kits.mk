@@ -9,7 +9,8 @@
 #   make kits-ship build/kits/ship/MACHINE/: those and the framework's
 #                  library, without debug information, under the names the
 #                  makefiles link in a handout: what scripts/handout ships in
-#                  tests/lib/ (MACHINE: $(CC) -dumpmachine)
+#                  tests/lib/ (MACHINE: KIT_ARCH, the CPU and C library of
+#                  $(CC) -dumpmachine: x86_64-linux-gnu for gcc and clang)
 #
 # A lab's helpers are compiled once, against labs/labN/labN.h: the headers
 # of labs/ and solutions/ are the same file (students do not edit them).

@@ -13,7 +13,7 @@ LAB3_TEST_NAMES := steps
 LAB3_LINK := $(RECEIVER_TESTKIT) $(BUILD)/lib/libreceiver.a $(FW_LIB)
 
 define lab3_test_rules
-$(BUILD)/$(1)/lab3/tests/%.o: private CPPFLAGS += -Ireceiver -Itests/rdma
+$(BUILD)/$(1)/lab3/tests/%.o: private override CPPFLAGS += -Ireceiver -Itests/rdma
 $(addprefix $(BUILD)/$(1)/lab3/tests/,$(LAB3_TEST_NAMES)): $(LAB3_LINK) | \
 	$(BUILD)/bin/rdmalab-receiver $(BUILD)/$(1)/lab3/lab3
 $(addprefix $(BUILD)/$(1)/lab3/tests/,$(LAB3_TEST_NAMES)): private LDLIBS := $(LAB3_LINK) $(LDLIBS)

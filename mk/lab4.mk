@@ -27,8 +27,8 @@ LAB4_EFADV := $(shell printf '\043include <%s>\n' '$(LAB4_EFADV_H)' | \
 ifneq ($(LAB4_EFADV),yes)
 $(error LAB4_SRD=1: $(LAB4_EFADV_H) is not installed (apt-get install libibverbs-dev, rdma-core 44 or newer); see docs/efa.md)
 endif
-$(BUILD)/labs/lab4/%.o $(BUILD)/solutions/lab4/%.o: private CPPFLAGS += -DLAB4_WITH_SRD
-$(BUILD)/labs/lab4/lab4 $(BUILD)/solutions/lab4/lab4 $(LAB4_TESTS): private LDLIBS += -lefa
+$(BUILD)/labs/lab4/%.o $(BUILD)/solutions/lab4/%.o: private override CPPFLAGS += -DLAB4_WITH_SRD
+$(BUILD)/labs/lab4/lab4 $(BUILD)/solutions/lab4/lab4 $(LAB4_TESTS): private override LDLIBS += -lefa
 endif
 
 $(LAB4_OBJS): $(LAB4_SRD_STAMP)
@@ -42,4 +42,4 @@ $(filter $(BUILD)/solutions/%,$(LAB4_TESTS)): | $(BUILD)/solutions/lab4/lab4
 LAB4_UNIT_TEST := $(BUILD)/tests/unit/test_lab4_file
 $(LAB4_UNIT_TEST): $(BUILD)/labs/lab4/file.o
 $(LAB4_UNIT_TEST): private LDLIBS := $(FW_LIB) $(LDLIBS)
-$(LAB4_UNIT_TEST).o: private CPPFLAGS += -Ilabs/lab4
+$(LAB4_UNIT_TEST).o: private override CPPFLAGS += -Ilabs/lab4

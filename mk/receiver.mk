@@ -42,7 +42,7 @@ $(RECEIVER_UNIT_TESTS): private LDLIBS := $(RECEIVER_LIB) $(FW_LIB) $(LDLIBS)
 $(RECEIVER_RDMA_TESTS): $(RECEIVER_TESTKIT) $(RECEIVER_LIB)
 $(RECEIVER_RDMA_TESTS): private LDLIBS := $(RECEIVER_TESTKIT) $(RECEIVER_LIB) $(FW_LIB) $(LDLIBS)
 $(BUILD)/tests/unit/test_receiver_%.o $(BUILD)/tests/rdma/test_receiver_%.o \
-$(BUILD)/tests/rdma/receiver_fixture.o: private CPPFLAGS += -Ireceiver
+$(BUILD)/tests/rdma/receiver_fixture.o: private override CPPFLAGS += -Ireceiver
 
 # make fuzz: the decoder under libFuzzer and AddressSanitizer, built with
 # clang apart from the rest (the gcc-built library has no sanitizer hooks).

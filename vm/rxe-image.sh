@@ -44,8 +44,12 @@ prepare_kernel() {
 			die "apt-get download $pkg failed: $(tail -n 1 "$tmp/apt.err")"
 	fi
 	dpkg-deb -x "$tmp"/*.deb "$tmp/root" || die "dpkg-deb -x failed for $pkg"
-	local ver
-	ver=$(ls "$tmp/root/lib/modules")
+	local ver mods=lib/modules
+	# Debian 13's kernel packages ship their modules in usr/lib/modules.
+	[ -d "$tmp/root/$mods" ] || mods=usr/lib/modules
+	[ -d "$tmp/root/$mods" ] || die "$pkg has no lib/modules nor usr/lib/modules: give another with RDMALAB_KERNEL_DEB"
+	ver=$(ls "$tmp/root/$mods")
+	[ "$mods" = lib/modules ] || { mkdir -p "$tmp/root/lib" && mv "$tmp/root/$mods" "$tmp/root/lib/modules"; }
 	depmod -b "$tmp/root" "$ver" || die "depmod failed for $ver"
 	mkdir -p "$dir/lib"
 	mv "$tmp/root/boot/vmlinuz-$ver" "$dir/vmlinuz"
