@@ -123,6 +123,8 @@ vm-smoke:
 	@vm/run-rdma --mode vm -- sh -c '$(BUILD)/tests/rdma/test_smoke && $(BUILD)/tests/rdma/test_receiver_steps'
 TEST_EXTRAS += --extra "vm/uml-run: status, output, shares, timeout, a dying guest, --host-uid" \
 	"tests/vm/test-uml-run"
+TEST_EXTRAS += --extra "native mode: every lab's solution checked natively where rxe0 is real (in the guest)" \
+	"tests/vm/test-native"
 TEST_EXTRAS += --extra "make: the fragments (mk/*.mk) define the same in any order" \
 	"tests/make/test-fragments"
 # Planted into a copy of each lab's solution (a handout has none).

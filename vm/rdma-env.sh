@@ -22,6 +22,25 @@ rl_active_devices() {
 	done
 }
 
+# The commands that make a Soft-RoCE device on this machine, one a line,
+# when its kernel has rdma_rxe (a module, loaded or not, or built in, as in
+# the kit's own guest) and no device yet; nothing when it has none. SUDO
+# goes before each ("sudo " or ""). The netdev: the default route's, else
+# the first with a global IPv4 address.
+rl_rxe_commands() {
+	local nd
+	if [ -d /sys/module/rdma_rxe ] || grep -qsw rxe_net_add /proc/kallsyms; then
+		:
+	elif modinfo rdma_rxe >/dev/null 2>&1; then
+		echo "${1}modprobe -a crc32_generic rdma_rxe rdma_ucm"
+	else
+		return 0
+	fi
+	nd=$(ip -o route get 1.1.1.1 2>/dev/null | sed -n 's/.* dev \([^ ]*\).*/\1/p')
+	[ -n "$nd" ] || nd=$(ip -o -4 addr show scope global 2>/dev/null | awk '{ print $2; exit }')
+	echo "${1}rdma link add rxe0 type rxe netdev ${nd:-<your netdev>}"
+}
+
 # Score one GID table entry the way perftest prefers them: RoCE v2 over v1,
 # IPv4-mapped over other IPv6, never link-local or empty. Sets rl_score.
 # (Builtins only: this runs for every GID entry, and forks are slow in a VM.)

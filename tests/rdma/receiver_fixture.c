@@ -137,6 +137,29 @@ char *rf_results(const struct rf_receiver *rf)
 	return rf_read_file(rf->results_path);
 }
 
+/*
+ * A new unnamed file in DIR: O_TMPFILE, or, where DIR's file system has
+ * none (overlayfs before Linux 6.6: a container's /tmp, the 6.1 guest's),
+ * a file mkostemp makes and unlink removes at once, in DIR (the callers'
+ * own mkdtemp folder or /tmp), so that only its descriptor names it.
+ */
+int rf_unnamed_file(const char *dir)
+{
+	char path[PATH_MAX];
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+		return fd;
+	if (snprintf(path, sizeof(path), "%s/.unnamed-XXXXXX", dir) >= (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
 int rf_count_in(const char *text, const char *needle)
 {
 	int n = 0;
@@ -202,8 +225,9 @@ static void rf_start_as(struct rf_receiver *rf, const char *const *extra, bool s
 	snprintf(rf->dir, sizeof(rf->dir), "/tmp/rdmalab-receiver-XXXXXX");
 	ck_assert_msg(mkdtemp(rf->dir), "mkdtemp: %s", strerror(errno));
 	if (sealed) {
-		rf->results_fd = open(rf->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-		ck_assert_msg(rf->results_fd >= 0, "O_TMPFILE in %s: %s", rf->dir, strerror(errno));
+		rf->results_fd = rf_unnamed_file(rf->dir);
+		ck_assert_msg(rf->results_fd >= 0, "an unnamed file in %s: %s", rf->dir,
+			      strerror(errno));
 		snprintf(rf->results_path, sizeof(rf->results_path), "/proc/self/fd/%d",
 			 rf->results_fd);
 	} else {

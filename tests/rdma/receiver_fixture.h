@@ -80,6 +80,8 @@ char *rf_log(const struct rf_receiver *rf);
 char *rf_results(const struct rf_receiver *rf);
 /* How many times NEEDLE occurs in TEXT. */
 int rf_count_in(const char *text, const char *needle);
+/* A new unnamed file in DIR, read-write, close-on-exec; -1 with errno. */
+int rf_unnamed_file(const char *dir);
 /* Start JOB->o in a thread; rf_join() waits for it and returns JOB->ret. */
 void rf_run(struct rf_job *job);
 int rf_join(struct rf_job *job);
