@@ -65,6 +65,15 @@ static void peer_sends_and_receives(struct rl_case *c)
 	fx_peer_start(&in->peer, FX_PEER_SEND | FX_PEER_RECV);
 }
 
+/* The fixture's QP of L to RTS, aimed at the peer: its numbers swapped first. */
+static void link_to_rts(struct fx_link *l)
+{
+	fx_link_swap(l, l->mr, l->buf, FX_BUF_SIZE);
+	fx_to_init(l->qp);
+	fx_to_rtr_dest(l->qp, &l->peer);
+	fx_to_rts(l->qp);
+}
+
 /*
  * The link up with plain verbs; the lab posts a receive for the peer's
  * SEND, then SENDs IN's text to the peer's receive. The act says both
@@ -82,10 +91,7 @@ static void send_and_receive(struct rl_case *c)
 	fx_link_open(&l, &in->peer);
 	send_buf = l.buf + 2048;
 	strcpy(send_buf, in->text);
-	fx_link_swap(&l, l.mr, l.buf, FX_BUF_SIZE);
-	fx_to_init(l.qp);
-	fx_to_rtr_dest(l.qp, &l.peer);
-	fx_to_rts(l.qp);
+	link_to_rts(&l);
 	rl_say_int("recv", lab1_post_recv(l.qp, l.mr, l.buf, 256));
 	fx_link_ready(&l, true);
 	fx_link_wait(&l, 'D');
@@ -171,10 +177,7 @@ static void write_to_the_peer(struct rl_case *c)
 
 	fx_link_open(&l, &in->peer);
 	strcpy(l.buf, in->text);
-	fx_link_swap(&l, l.mr, l.buf, FX_BUF_SIZE);
-	fx_to_init(l.qp);
-	fx_to_rtr_dest(l.qp, &l.peer);
-	fx_to_rts(l.qp);
+	link_to_rts(&l);
 	fx_link_ready(&l, true);
 	fx_link_wait(&l, 'D');
 	ret = lab1_post_write(l.qp, l.mr, l.buf, (uint32_t)strlen(l.buf) + 1,
@@ -232,10 +235,7 @@ static void write_with_a_wrong_rkey(struct rl_case *c)
 	struct ibv_wc wc;
 
 	fx_link_open(&l, &in->peer);
-	fx_link_swap(&l, l.mr, l.buf, FX_BUF_SIZE);
-	fx_to_init(l.qp);
-	fx_to_rtr_dest(l.qp, &l.peer);
-	fx_to_rts(l.qp);
+	link_to_rts(&l);
 	fx_link_ready(&l, true);
 	fx_link_wait(&l, 'D');
 	rl_say_int("qpn", l.qp->qp_num);
