@@ -31,6 +31,8 @@ TEST_EXTRAS += --extra "grader: a lab's files keep its rules (includes, calls, n
 	"tests/grader/test-lab-rules"
 TEST_EXTRAS += --extra "grader: intake of links, devices, absolute and .. paths, big files, odd names" \
 	"tests/grader/test-intake --mode $(RDMA_MODE)"
+TEST_EXTRAS += --extra "grader: refuses without root or namespaces, one line; --unsafe marks every view" \
+	"tests/grader/test-sandbox --mode $(RDMA_MODE)"
 # After the samples: what they wrote, read back by parsers of each format,
 # and their classes' pages, drawn by Chromium, beside a made-up class.
 TEST_EXTRAS += --extra "grader: results.json, junit.xml and class.csv read back against their formats" \

@@ -56,6 +56,9 @@ run_one() {
 	local name=$1 slot=$2 uid w=$work/$1 run lab started
 	uid=$(student_uid "$3")
 	started=$(date +%s)
+	# Natively the tests run where the grader does, which it said already.
+	[ -z "$sandbox_missing" ] || [ "${RDMALAB_ENV:-native}" = native ] ||
+		echo "in the RDMA environment (${RDMALAB_ENV:-native}): $sandbox_missing" >"$w/unsafe.txt"
 	run=$(mktemp -d /tmp/rdmalab-run.XXXXXX)
 	own_folder "$uid" "$run"
 	for lab in $labs; do
@@ -71,7 +74,7 @@ run_one() {
 }
 
 # batch_ready: inside the RDMA environment, before the first test: the device,
-# its nodes open to the students' uids, and a word when /proc cannot be theirs.
+# its nodes open to the students' uids, and the sandbox whole (or --unsafe).
 batch_ready() {
 	if [ -z "${RDMALAB_DEVICE:-}" ] || [ -z "${RDMALAB_ADDR:-}" ]; then
 		echo "no RDMA device (RDMALAB_DEVICE/RDMALAB_ADDR unset)" >"$batch/infra.txt"
@@ -87,8 +90,12 @@ batch_ready() {
 			return 1
 		fi
 	fi
-	if isolated && [ ${#own_proc[@]} = 0 ]; then
-		echo "rdmalab-grade: no mount namespace here (a container without CAP_SYS_ADMIN?): students' code can list other processes, the receiver's included" >&2
+	# The sandbox, where the tests run: stop, or (--unsafe) say what it
+	# lacks here in each submission's report (run_one, grader/lib/publish.sh).
+	local refusal
+	if ! refusal=$(sandbox_refuse "in the RDMA environment (${RDMALAB_ENV:-native})"); then
+		echo "$refusal" >"$batch/infra.txt"
+		return 1
 	fi
 	calibrate
 }

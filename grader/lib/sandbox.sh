@@ -14,17 +14,24 @@ prlimit --memlock=unlimited -- true 2>/dev/null && memlock=--memlock=unlimited
 # kernel kills whatever it left, daemons included. A /proc that lists only
 # its own processes (hidepid): not the receiver's command line, nor the
 # students graded beside it, whose processes would otherwise change what it
-# finds there. That needs root natively and in the guests; not root in a
-# container without CAP_SYS_ADMIN, where other processes stay visible
-# (run_batch says so). The same mount namespace hides the kit's answers
+# finds there. That needs root natively and in the guests, and
+# CAP_SYS_ADMIN in a container. The same mount namespace hides the kit's answers
 # from the student's builds and tests: an empty, read-only folder over each
 # (an #include through the tree's links to the kit would otherwise reach
 # them). The command runs as a child of the namespace's first process, a
 # shell, so that it keeps the usual signals (the first process of a PID
 # namespace ignores those it has no handler for).
-own_proc=()
-if isolated && unshare --mount --propagation private --pid --fork --kill-child -- \
-	mount -t proc -o hidepid=invisible proc /proc 2>/dev/null; then
+# What of this cannot be had here is sandbox_missing, one line (empty when
+# nothing is missing): the grader stops on it unless --unsafe, and every
+# report of an --unsafe grade names it (grader/lib/publish.sh).
+own_proc=() sandbox_missing=
+if ! isolated; then
+	sandbox_missing="root (this runs as uid $(id -u): the students' code would run as you, not as a uid of its own per submission)"
+elif ! err=$(unshare --mount --propagation private --pid --fork --kill-child -- \
+	mount -t proc -o hidepid=invisible proc /proc 2>&1); then
+	err=${err%%$'\n'*}
+	sandbox_missing="mount and PID namespaces (${err:-unshare failed}; in a container: give it CAP_SYS_ADMIN, and no AppArmor profile that forbids mount): the students' code would see every process and could read the kit's answers"
+else
 	hidden=()
 	for f in solutions build/solutions .git tests/grader/samples; do
 		[ -d "$kit/$f" ] && hidden+=("$kit/$f")
@@ -37,9 +44,20 @@ if isolated && unshare --mount --propagation private --pid --fork --kill-child -
 		done
 		shift
 		"$@"' own-proc "${hidden[@]}" --)
-	"${own_proc[@]}" true 2>/dev/null ||
-		die "cannot hide ${hidden[*]} from students' code (mount -t tmpfs in a mount namespace failed)"
+	if ! "${own_proc[@]}" true 2>/dev/null; then
+		own_proc=()
+		sandbox_missing="a mount over ${hidden[*]} (mount -t tmpfs in a mount namespace failed): the students' code could read the kit's answers"
+	fi
 fi
+
+# sandbox_refuse WHERE: nothing when the sandbox is whole here or the batch
+# grades --unsafe (UNSAFE=1); else the one line that says what is missing
+# WHERE, and status 1.
+sandbox_refuse() {
+	[ -n "$sandbox_missing" ] && [ "$unsafe" != 1 ] || return 0
+	echo "cannot isolate the students' code $1: it lacks $sandbox_missing. Grade as root where namespaces can be made, or pass --unsafe to grade anyway (every report then says what was missing)"
+	return 1
+}
 
 # student_uid K: the uid of the batch's submission K.
 student_uid() {

@@ -18,7 +18,7 @@ def output:
     output: ("\($s.name): \(status($s; $r))\n\(about($s))" + (if $s.intake != "" then "\n\($s.intake)" else "" end)),
     visibility: "visible",
     extra_data: {student: $s.name, max_score: ([$r[].max] | add // 0), ungradable: ($s.ungradable != null),
-                 made: $s.made},
+                 made: $s.made, unsafe: $s.unsafe},
     tests: [$r[] | {name: title, score: .points, max_score: .max,
                     status: (if .result == "pass" then "passed" else "failed" end), output: output,
                     visibility: "visible", extra_data: {ms: .ms}}]

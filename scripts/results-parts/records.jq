@@ -10,7 +10,8 @@
 # test program prints it with --rubric:
 #   {"lab":3,"step":1,"test":"...","max":1,"needs":null|6,"receiver":null|"..."}
 # A submission (grader/lib/publish.sh writes it, as submission.json):
-#   {"name","made","graded","source","intake": strings, "isolated": true|false|null,
+#   {"name","made","graded","source","intake": strings,
+#    "unsafe": null|"what the sandbox lacked" (rdmalab-grade --unsafe),
 #    "ungradable": null|"why", "seconds": null|N}
 # Written for jq 1.6 and 1.7.
 
@@ -42,7 +43,7 @@ def is_rubric_line:
 def is_submission:
   type == "object"
   and all(.name, .made, .graded, .source, .intake; type == "string")
-  and (.isolated | type | IN("boolean", "null")) and (.ungradable | type | IN("string", "null"))
+  and (.unsafe | type | IN("string", "null")) and (.ungradable | type | IN("string", "null"))
   and (.seconds | type | IN("number", "null"));
 
 # typed(WHAT; CHECK): a numbered line as the JSON value it holds, when CHECK
@@ -197,10 +198,16 @@ def status($s; $records):
   if $s.ungradable != null then "UNGRADABLE: \($s.ungradable)"
   else "\([$records[].points] | add // 0)/\([$records[].max] | add // 0) points" end;
 
-# about($s): what the report is: when it was made, of which labs and files.
+# unsafe_note($s): the line every view of a submission graded without the
+# whole sandbox (rdmalab-grade --unsafe) shows, naming what it lacked.
+def unsafe_note($s): "UNSAFE: graded without the grader's whole sandbox (--unsafe): it lacked \($s.unsafe)";
+
+# about($s): what the report is: when it was made, of which labs and files,
+# and what the sandbox lacked when it did.
 def about($s):
   "made:   \($s.made)\ngraded: \($s.graded)"
-  + (if $s.source != "" then "\nfrom:   " + ($s.source | split("\n") | join("\n        ")) else "" end);
+  + (if $s.source != "" then "\nfrom:   " + ($s.source | split("\n") | join("\n        ")) else "" end)
+  + (if $s.unsafe != null then "\n" + unsafe_note($s) else "" end);
 
 # stop: the error that ends a view, as one line on stderr and exit status 2.
 def stop: "results: \(.)\n" | halt_error(2);
