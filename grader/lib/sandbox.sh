@@ -21,16 +21,19 @@ prlimit --memlock=unlimited -- true 2>/dev/null && memlock=--memlock=unlimited
 # them). The command runs as a child of the namespace's first process, a
 # shell, so that it keeps the usual signals (the first process of a PID
 # namespace ignores those it has no handler for).
-# What of this cannot be had here is sandbox_missing, one line (empty when
-# nothing is missing): the grader stops on it unless --unsafe, and every
-# report of an --unsafe grade names it (grader/lib/publish.sh).
-own_proc=() sandbox_missing=
+# What of this cannot be had here is sandbox_missing, a few words (empty
+# when nothing is missing), and sandbox_cost what that costs and how to
+# mend it: the grader stops on them unless --unsafe, and every report of an
+# --unsafe grade names what was missing (grader/lib/publish.sh).
+own_proc=() sandbox_missing= sandbox_cost=
 if ! isolated; then
-	sandbox_missing="root (this runs as uid $(id -u): the students' code would run as you, not as a uid of its own per submission)"
+	sandbox_missing="root (it runs as uid $(id -u))"
+	sandbox_cost="the students' code would run as you, not as a uid of its own per submission: grade as root"
 elif ! err=$(unshare --mount --propagation private --pid --fork --kill-child -- \
 	mount -t proc -o hidepid=invisible proc /proc 2>&1); then
 	err=${err%%$'\n'*}
-	sandbox_missing="mount and PID namespaces (${err:-unshare failed}; in a container: give it CAP_SYS_ADMIN, and no AppArmor profile that forbids mount): the students' code would see every process and could read the kit's answers"
+	sandbox_missing="mount and PID namespaces (${err:-unshare failed})"
+	sandbox_cost="the students' code would see every process and could read the kit's answers: in a container, give the grader CAP_SYS_ADMIN and no AppArmor profile that forbids mount"
 else
 	hidden=()
 	for f in solutions build/solutions .git tests/grader/samples; do
@@ -46,7 +49,8 @@ else
 		"$@"' own-proc "${hidden[@]}" --)
 	if ! "${own_proc[@]}" true 2>/dev/null; then
 		own_proc=()
-		sandbox_missing="a mount over ${hidden[*]} (mount -t tmpfs in a mount namespace failed): the students' code could read the kit's answers"
+		sandbox_missing="a mount over ${hidden[*]} (mount -t tmpfs in a mount namespace failed)"
+		sandbox_cost="the students' code could read the kit's answers"
 	fi
 fi
 
@@ -55,7 +59,7 @@ fi
 # WHERE, and status 1.
 sandbox_refuse() {
 	[ -n "$sandbox_missing" ] && [ "$unsafe" != 1 ] || return 0
-	echo "cannot isolate the students' code $1: it lacks $sandbox_missing. Grade as root where namespaces can be made, or pass --unsafe to grade anyway (every report then says what was missing)"
+	echo "cannot isolate the students' code $1: it lacks $sandbox_missing, so $sandbox_cost; or pass --unsafe to grade anyway (every report then says what was missing)"
 	return 1
 }
 
