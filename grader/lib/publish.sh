@@ -42,11 +42,10 @@ submission_json() {
 	fi
 	jq -nc --arg name "$2" --slurpfile batch "$3/batch.json" --arg made "$4" --arg source "$source" \
 		--arg intake "$(cat "$w/intake.txt" 2>/dev/null)" --arg ungradable "${5:-}" --argjson seconds "$seconds" \
-		--arg guest "$(cat "$w/unsafe.txt" 2>/dev/null)" \
+		--arg lacked "$(cat "$w/unsafe.txt" 2>/dev/null)" \
 		'$batch[0] as $b
-		| [($b.missing | select(. != "") | "on this machine: \(.)"), ($guest | select(. != ""))] as $lacked
 		| {name: $name, made: $made, graded: $b.graded, source: $source, intake: $intake,
-		   unsafe: (if $lacked == [] then null else $lacked | join("; ") end),
+		   unsafe: (if $lacked == "" then null else $lacked end),
 		   ungradable: (if $ungradable == "" then null else $ungradable end), seconds: $seconds}'
 }
 

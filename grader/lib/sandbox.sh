@@ -120,15 +120,21 @@ own_folder() {
 	! isolated || chgrp "$1" "$2"
 }
 
-# guest_user: as root, each User-Mode Linux guest runs as a host user of its own
-# (uid GRADE_UID_BASE - 1, no student's), and its root, the grader inside, can
-# write on this machine only what that user owns: the work folder and each
-# submission's results. The QEMU VM enforces its read-only root itself.
-host_uid=()
+# guest_user: the grader runs as root in each User-Mode Linux guest, where
+# it makes the students' uids and namespaces. As root here, each guest runs
+# as a host user of its own (uid GRADE_UID_BASE - 1, no student's), and its
+# root can write on this machine only what that user owns: the work folder
+# and each submission's results. Not root here, the guest runs as you, and
+# its root can write only what you can. The QEMU VM enforces its read-only
+# root itself.
+guest_as=()
 guest_user() {
-	isolated || return 0
+	if ! isolated; then
+		guest_as=(--guest-root)
+		return 0
+	fi
 	local uid=$((uid_base - 1))
-	host_uid=(--host-uid "$uid")
+	guest_as=(--host-uid "$uid")
 	chown "$uid:$uid" "$work" "$batch" "$batch"/* # not the list of sources, root's
 	chown root "$batch/list"
 	chown "$uid" "$work"/*/ # the group stays the submission's (own_folder)
