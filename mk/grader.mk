@@ -37,6 +37,9 @@ TEST_EXTRAS += --extra "grader: results.json, junit.xml and class.csv read back 
 	"tests/grader/test-formats"
 TEST_EXTRAS += --extra "grader: class.html, drawn by Chromium, shows class.csv's figures" \
 	"tests/grader/test-class-html $(BUILD)/grader-samples/results-lab3 $(BUILD)/grader-samples/results-all-labs"
+# GitHub Classroom's workflow, and the reporter's JSON of the samples' records.
+TEST_EXTRAS += --extra "grader: GitHub Classroom's workflow, and its reporter's JSON of the samples' records" \
+	"tests/grader/test-classroom"
 endif
 
 .PHONY: grade grade-samples grader-kit
