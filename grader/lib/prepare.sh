@@ -3,6 +3,11 @@
 # A part of grader/rdmalab-grade and grader/test-batch, which source it: it uses that script's
 # settings and globals, and defines functions (and, where it says so, state).
 
+# safe_name SUBMISSION: the student's name a submission gets (its file or
+# folder name, less .tar.gz, .tgz or .tar, in characters safe for a file
+# name, never starting with a dot). grader/kubernetes/ names them the same.
+safe_name() { basename "$1" | sed -E 's/\.(tar\.gz|tgz|tar)$//; s/[^A-Za-z0-9._-]/_/g; s/^\.+/_/'; }
+
 test_programs() { # LAB DIR: the lab's test program, as built in DIR
 	echo "$2/steps"
 }

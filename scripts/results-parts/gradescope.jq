@@ -5,13 +5,6 @@
 # submission's records (results.jsonl).
 include "records" {search: "./"};
 
-# output: what a student reads under a test.
-def output:
-  if .result == "pass" then ""
-  elif .result == "skipped" then "skipped: \(.message)"
-  elif .said != "" then "\(.message)\n\nyour code printed:\n\(.said)"
-  else .message end;
-
 (try submission_inputs($submission) catch stop) as {sub: $s, records: $r}
 | {
     score: ([$r[].points] | add // 0),

@@ -170,6 +170,15 @@ def step_label: if .step == 0 then "build" else .step | tostring end;
 
 def title: if .step == 0 then "Lab \(.lab): the lab builds" else "Lab \(.lab) step \(.step): \(.test)" end;
 
+# output: what a student reads under a test on a course platform (Gradescope's
+# results.json, GitHub Classroom's report): nothing under a pass, why it
+# was skipped, or the message and what the student's code printed.
+def output:
+  if .result == "pass" then ""
+  elif .result == "skipped" then "skipped: \(.message)"
+  elif .said != "" then "\(.message)\n\nyour code printed:\n\(.said)"
+  else .message end;
+
 # detail($first; $next): the lines shown under a record: its message's first
 # line indented FIRST spaces, its others NEXT (a stub's note FIRST), then,
 # under a failure, what the student's code printed.
