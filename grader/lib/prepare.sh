@@ -150,15 +150,14 @@ prepare_one() {
 	clean_student "$uid"
 }
 
-# build_one W UID DIR: the submission in W built where its tests run, as UID:
-# its tree copied into DIR (local to this environment: a guest may not
-# change owners in the shared work folder), each lab on its own (a compile
-# error costs that lab only), then its rules checked. Writes W's build logs,
-# its notes of labs not built, and the seconds it took.
+# build_one W UID TREE: the submission in W built in TREE (W/tree, or a
+# copy of it local to the guest, where owners can be changed), as UID, in
+# the sandbox: each lab on its own (a compile error costs that lab only),
+# then its rules checked. Writes W's build logs, its notes of labs not
+# built, and the seconds it took.
 build_one() {
-	local w=$1 uid=$2 tree=$3/tree lab targets msg started
+	local w=$1 uid=$2 tree=$3 lab targets msg started
 	started=$(date +%s)
-	cp -a "$w/tree" "$tree"
 	isolated && find "$tree/build/labs" -type d -exec chown "$uid:$uid" {} +
 	for lab in $labs; do
 		targets="build/labs/lab$lab/lab$lab $(test_programs "$lab" "build/labs/lab$lab/tests")"

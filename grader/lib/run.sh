@@ -49,10 +49,11 @@ lab_progress() {
 		"rdmalab-grade: \($name): lab \($lab): \(n("pass")) passed, \(n("FAIL")) failed, \(n("skipped")) skipped, \([$r[].points] | add // 0)/\([$r[].max] | add // 0) points, tests in \($ms / 100 | round / 10) s"' "$3" >&2
 }
 
-# run_one NAME SLOT K: the batch's submission K built, then the graded
-# tests of each lab that built, as its uid, in slot SLOT (which picks the
-# receivers' ports), results in WORK/NAME/results. All its code runs here,
-# in the RDMA environment, in the sandbox made here (or --unsafe: what it
+# run_one NAME SLOT K: the batch's submission K built (unless the grader's
+# machine built it, in the same sandbox: built_here), then the graded tests
+# of each lab that built, as its uid, in slot SLOT (which picks the
+# receivers' ports), results in WORK/NAME/results. Its code runs here, in
+# the RDMA environment, in the sandbox made here (or --unsafe: what it
 # lacks goes into the submission's report).
 run_one() {
 	local name=$1 slot=$2 uid w=$work/$1 run lab started
@@ -60,7 +61,12 @@ run_one() {
 	[ -z "$sandbox_missing" ] || echo "where its code ran (${RDMALAB_ENV:-native}): $sandbox_missing" >"$w/unsafe.txt"
 	run=$(mktemp -d /tmp/rdmalab-run.XXXXXX)
 	own_folder "$uid" "$run"
-	build_one "$w" "$uid" "$run"
+	if [ "$built_here" = 1 ]; then
+		ln -s "$w/tree" "$run/tree"
+	else
+		cp -a "$w/tree" "$run/tree"
+		build_one "$w" "$uid" "$run/tree"
+	fi
 	started=$(date +%s)
 	for lab in $labs; do
 		# A lab that did not build has no tests to run: scripts/results
