@@ -9,7 +9,7 @@
 
 DOCKER       ?= docker
 DOCKER_BASE  ?= debian:bookworm
-DOCKER_IMAGES := lab receiver grader vm
+DOCKER_IMAGES := lab receiver grader vm grader-vm
 
 .PHONY: docker-build docker-test
 

@@ -31,12 +31,21 @@ TEST_EXTRAS += --extra "grader: a lab's files keep its rules (includes, calls, n
 	"tests/grader/test-lab-rules"
 TEST_EXTRAS += --extra "grader: intake of links, devices, absolute and .. paths, big files, odd names" \
 	"tests/grader/test-intake --mode $(RDMA_MODE)"
+TEST_EXTRAS += --extra "grader: refuses without root or namespaces, one line; --unsafe marks every view" \
+	"tests/grader/test-sandbox --mode $(RDMA_MODE)"
 # After the samples: what they wrote, read back by parsers of each format,
 # and their classes' pages, drawn by Chromium, beside a made-up class.
 TEST_EXTRAS += --extra "grader: results.json, junit.xml and class.csv read back against their formats" \
 	"tests/grader/test-formats"
 TEST_EXTRAS += --extra "grader: class.html, drawn by Chromium, shows class.csv's figures" \
 	"tests/grader/test-class-html $(BUILD)/grader-samples/results-lab3 $(BUILD)/grader-samples/results-all-labs"
+# GitHub Classroom's workflow, and the reporter's JSON of the samples' records.
+TEST_EXTRAS += --extra "grader: GitHub Classroom's workflow, and its reporter's JSON of the samples' records" \
+	"tests/grader/test-classroom"
+# Kubernetes: the manifests against the API's schema, the driver, and the
+# pod's command for two indexes of a class of two (Lab 0, in the guest).
+TEST_EXTRAS += --extra "grader: Kubernetes' Indexed Job grades submission JOB_COMPLETION_INDEX; gather makes class.csv" \
+	"tests/grader/test-kubernetes"
 endif
 
 .PHONY: grade grade-samples grader-kit

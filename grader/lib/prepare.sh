@@ -1,6 +1,12 @@
-# prepare.sh: a submission's tree, its files taken from the submission, each lab built as the student.
+# prepare.sh: a submission's tree, its files taken from the submission (here), each lab built as the
+# student (where the tests run: build_one, from grader/test-batch).
 # A part of grader/rdmalab-grade and grader/test-batch, which source it: it uses that script's
 # settings and globals, and defines functions (and, where it says so, state).
+
+# safe_name SUBMISSION: the student's name a submission gets (its file or
+# folder name, less .tar.gz, .tgz or .tar, in characters safe for a file
+# name, never starting with a dot). grader/kubernetes/ names them the same.
+safe_name() { basename "$1" | sed -E 's/\.(tar\.gz|tgz|tar)$//; s/[^A-Za-z0-9._-]/_/g; s/^\.+/_/'; }
 
 test_programs() { # LAB DIR: the lab's test program, as built in DIR
 	echo "$2/steps"
@@ -68,10 +74,11 @@ unpack() {
 }
 
 # prepare_one NAME SOURCE UID: a clean tree of the kit in WORK/NAME/tree with
-# the submission's manifest files in labs/, and each lab built in it as UID.
+# the submission's manifest files in labs/, and the kit's own objects of
+# each lab in build/labs, ready to build (build_one). It runs none of the
+# submission's code: a tarball is unpacked by tar, as UID.
 prepare_one() {
-	local name=$1 src=$2 uid=$3 w=$work/$1 labroot lab f s targets t size msg started
-	started=$(date +%s)
+	local name=$1 src=$2 uid=$3 w=$work/$1 labroot lab f s t size
 	rm -rf "$w"
 	mkdir -p "$w/src" "$w/results" "$w/tree/build"
 	own_folder "$uid" "$w"
@@ -140,18 +147,28 @@ prepare_one() {
 		done
 	done
 	find "$w/tree/labs" "$w/tree/build/labs" -type d -exec chmod 755 {} +
-	isolated && find "$w/tree/build/labs" -type d -exec chown "$uid:$uid" {} +
+	clean_student "$uid"
+}
 
-	# Build each lab on its own, as the student: a compile error costs that lab only.
+# build_one W UID DIR: the submission in W built where its tests run, as UID:
+# its tree copied into DIR (local to this environment: a guest may not
+# change owners in the shared work folder), each lab on its own (a compile
+# error costs that lab only), then its rules checked. Writes W's build logs,
+# its notes of labs not built, and the seconds it took.
+build_one() {
+	local w=$1 uid=$2 tree=$3/tree lab targets msg started
+	started=$(date +%s)
+	cp -a "$w/tree" "$tree"
+	isolated && find "$tree/build/labs" -type d -exec chown "$uid:$uid" {} +
 	for lab in $labs; do
 		targets="build/labs/lab$lab/lab$lab $(test_programs "$lab" "build/labs/lab$lab/tests")"
 		# shellcheck disable=SC2086
-		if ! (cd "$w/tree" && as_student "$uid" 600 \
+		if ! (cd "$tree" && as_student "$uid" 600 \
 			make --no-print-directory LAB_TREES=labs LABS="$all_labs" $targets) \
 			>"$w/build-lab$lab.log" 2>&1; then
 			msg=$(grep -m 20 -E ': (fatal )?error:|undefined reference|\*\*\* ' "$w/build-lab$lab.log")
 			note_build "$w" "$lab" "${msg:-the build failed without a compiler message (timed out?): see logs/build-lab$lab.log}"
-		elif [ "$rules" = 1 ] && ! (cd "$w/tree" && as_student "$uid" 120 \
+		elif [ "$rules" = 1 ] && ! (cd "$tree" && as_student "$uid" 120 \
 			make --no-print-directory -s LAB_TREES=labs LABS="$all_labs" rules LAB="$lab") \
 			>>"$w/build-lab$lab.log" 2>&1; then
 			refuse "$w" "$lab"
@@ -160,8 +177,7 @@ prepare_one() {
 	done
 	# Its builds are done: not even its own uid may write its tree any
 	# more (its tests could change the programs of the labs after). They run
-	# from a copy (run_one).
-	isolated && chown -R 0:0 "$w/tree/build/labs"
-	clean_student "$uid"
+	# from a copy (run_lab).
+	isolated && chown -R 0:0 "$tree/build/labs"
 	echo $(($(date +%s) - started)) >"$w/build-seconds"
 }

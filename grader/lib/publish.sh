@@ -30,9 +30,9 @@ files_taken() {
 
 # submission_json W NAME BATCH MADE [UNGRADABLE]: what the submission in W
 # is, as one JSON line: its name, when and what was graded, the files taken
-# (or the batch's --source), the intake's note, whether its code ran
-# isolated, why it could not be graded (null when it was), and the seconds
-# its builds and tests took.
+# (or the batch's --source), the intake's note, what the sandbox lacked
+# where its code ran (--unsafe; null when nothing), why it could not be
+# graded (null when it was), and the seconds its builds and tests took.
 submission_json() {
 	local w=$1 source seconds=null
 	source=$(jq -r .source "$3/batch.json")
@@ -42,9 +42,10 @@ submission_json() {
 	fi
 	jq -nc --arg name "$2" --slurpfile batch "$3/batch.json" --arg made "$4" --arg source "$source" \
 		--arg intake "$(cat "$w/intake.txt" 2>/dev/null)" --arg ungradable "${5:-}" --argjson seconds "$seconds" \
+		--arg lacked "$(cat "$w/unsafe.txt" 2>/dev/null)" \
 		'$batch[0] as $b
 		| {name: $name, made: $made, graded: $b.graded, source: $source, intake: $intake,
-		   isolated: (if $ungradable == "" then $b.isolated else null end),
+		   unsafe: (if $lacked == "" then null else $lacked end),
 		   ungradable: (if $ungradable == "" then null else $ungradable end), seconds: $seconds}'
 }
 

@@ -1,10 +1,10 @@
-# run.sh: running the step tests of each submission where RDMA works, and the batch's queue.
+# run.sh: building and running the step tests of each submission where RDMA works, and the batch's queue.
 # A part of grader/rdmalab-grade and grader/test-batch, which source it: it uses that script's
 # settings and globals, and defines functions (and, where it says so, state).
 # run_lab takes what it uses as arguments; the receivers' state is in files.
 
 # run_lab W LAB UID DIR SLOT: the graded tests of lab LAB of the submission
-# in W, as UID, from its programs copied into DIR, with the receivers its
+# in W, as UID, from its programs (built in DIR/tree) copied into DIR, with the receivers its
 # tests declare on slot SLOT's ports. The test program's parent writes the
 # records to a file the grader opened (--results-fd 3), which no process
 # that runs student code holds; its output goes to another the grader
@@ -13,7 +13,7 @@
 run_lab() {
 	local w=$1 lab=$2 uid=$3 run=$4 out=$1/results/lab$2 rdir t0=$EPOCHREALTIME
 	mkdir -p "$run/build/labs" "$out"
-	cp -a "$w/tree/build/labs/lab$lab" "$run/build/labs/"
+	cp -a "$run/tree/build/labs/lab$lab" "$run/build/labs/"
 	give_student "$uid" "$run/build"
 	rdir=$(mktemp -d /tmp/rdmalab-receivers.XXXXXX) && chmod 755 "$rdir" ||
 		{ echo "could not make a folder for the receivers in /tmp" >"$w/infra.txt"; return 1; }
@@ -49,15 +49,19 @@ lab_progress() {
 		"rdmalab-grade: \($name): lab \($lab): \(n("pass")) passed, \(n("FAIL")) failed, \(n("skipped")) skipped, \([$r[].points] | add // 0)/\([$r[].max] | add // 0) points, tests in \($ms / 100 | round / 10) s"' "$3" >&2
 }
 
-# run_one NAME SLOT K: the graded tests of each built lab of the batch's
-# submission K, as its uid, in slot SLOT (which picks the receivers'
-# ports), results in WORK/NAME/results.
+# run_one NAME SLOT K: the batch's submission K built, then the graded
+# tests of each lab that built, as its uid, in slot SLOT (which picks the
+# receivers' ports), results in WORK/NAME/results. All its code runs here,
+# in the RDMA environment, in the sandbox made here (or --unsafe: what it
+# lacks goes into the submission's report).
 run_one() {
 	local name=$1 slot=$2 uid w=$work/$1 run lab started
 	uid=$(student_uid "$3")
-	started=$(date +%s)
+	[ -z "$sandbox_missing" ] || echo "where its code ran (${RDMALAB_ENV:-native}): $sandbox_missing" >"$w/unsafe.txt"
 	run=$(mktemp -d /tmp/rdmalab-run.XXXXXX)
 	own_folder "$uid" "$run"
+	build_one "$w" "$uid" "$run"
+	started=$(date +%s)
 	for lab in $labs; do
 		# A lab that did not build has no tests to run: scripts/results
 		# lists them as failed (grader/lib/publish.sh).
@@ -70,11 +74,12 @@ run_one() {
 	[ -s "$w/infra.txt" ] || echo graded >"$w/status"
 }
 
-# batch_ready: inside the RDMA environment, before the first test: the device,
-# its nodes open to the students' uids, and a word when /proc cannot be theirs.
+# batch_ready INFRA: inside the RDMA environment, before the first test: the
+# device, its nodes open to the students' uids, and the sandbox whole (or
+# --unsafe). Returns 1, with the reason in the file INFRA, when one is not.
 batch_ready() {
 	if [ -z "${RDMALAB_DEVICE:-}" ] || [ -z "${RDMALAB_ADDR:-}" ]; then
-		echo "no RDMA device (RDMALAB_DEVICE/RDMALAB_ADDR unset)" >"$batch/infra.txt"
+		echo "no RDMA device (RDMALAB_DEVICE/RDMALAB_ADDR unset)" >"$1"
 		return 1
 	fi
 	# Debian's udev rules let everyone open the verbs devices; the VM (and a
@@ -83,13 +88,19 @@ batch_ready() {
 		chmod 666 /dev/infiniband/uverbs* /dev/infiniband/rdma_cm 2>/dev/null
 		if ! setpriv --reuid="$uid_base" --regid="$uid_base" --clear-groups -- \
 			sh -c '[ -r /dev/infiniband/rdma_cm ] && [ -w /dev/infiniband/rdma_cm ]'; then
-			echo "the RDMA device nodes (/dev/infiniband) are not open to unprivileged users: make them mode 666 as Debian's udev rules do" >"$batch/infra.txt"
+			echo "the RDMA device nodes (/dev/infiniband) are not open to unprivileged users: make them mode 666 as Debian's udev rules do" >"$1"
 			return 1
 		fi
 	fi
-	if isolated && [ ${#own_proc[@]} = 0 ]; then
-		echo "rdmalab-grade: no mount namespace here (a container without CAP_SYS_ADMIN?): students' code can list other processes, the receiver's included" >&2
+	# The sandbox, where the tests run: stop, or (--unsafe) say what it
+	# lacks here in each submission's report (run_one, grader/lib/publish.sh).
+	local refusal
+	if ! refusal=$(sandbox_refuse "in the RDMA environment (${RDMALAB_ENV:-native})"); then
+		echo "$refusal" >"$1"
+		return 1
 	fi
+	[ -z "$sandbox_missing" ] ||
+		echo "rdmalab-grade: --unsafe: building and testing without $sandbox_missing (${RDMALAB_ENV:-native}); every report says so" >&2
 	calibrate
 }
 
@@ -123,7 +134,7 @@ calibrate() {
 # JOBS at once (queue k is slot k).
 run_batch() {
 	local k names
-	batch_ready || return 1
+	batch_ready "$batch/infra.txt" || return 1
 	mapfile -t names <"$batch/names"
 	# Each slot takes the next submission left when it is free, so that a
 	# few slow ones (hangs, timeouts) do not hold up the submissions behind
@@ -171,7 +182,7 @@ grade_in_guest() {
 	for attempt in 1 2; do
 		rc=0
 		# Its log whole; its progress (the lines of the grader's own) shown.
-		"$kit/vm/run-rdma" --mode uml "${host_uid[@]}" --rw "$work" --timeout "$4" \
+		"$kit/vm/run-rdma" --mode uml "${guest_as[@]}" --rw "$work" --timeout "$4" \
 			-- "$grader/test-batch" "$work" "$n" "$2" "$3" 2>&1 |
 			tee -a "$batch/$n.rdma.log" | grep --line-buffered '^rdmalab-grade: '
 		rc=${PIPESTATUS[0]}

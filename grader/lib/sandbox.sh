@@ -14,17 +14,27 @@ prlimit --memlock=unlimited -- true 2>/dev/null && memlock=--memlock=unlimited
 # kernel kills whatever it left, daemons included. A /proc that lists only
 # its own processes (hidepid): not the receiver's command line, nor the
 # students graded beside it, whose processes would otherwise change what it
-# finds there. That needs root natively and in the guests; not root in a
-# container without CAP_SYS_ADMIN, where other processes stay visible
-# (run_batch says so). The same mount namespace hides the kit's answers
+# finds there. That needs root natively and in the guests, and
+# CAP_SYS_ADMIN in a container. The same mount namespace hides the kit's answers
 # from the student's builds and tests: an empty, read-only folder over each
 # (an #include through the tree's links to the kit would otherwise reach
 # them). The command runs as a child of the namespace's first process, a
 # shell, so that it keeps the usual signals (the first process of a PID
 # namespace ignores those it has no handler for).
-own_proc=()
-if isolated && unshare --mount --propagation private --pid --fork --kill-child -- \
-	mount -t proc -o hidepid=invisible proc /proc 2>/dev/null; then
+# What of this cannot be had here is sandbox_missing, a few words (empty
+# when nothing is missing), and sandbox_cost what that costs and how to
+# mend it: the grader stops on them unless --unsafe, and every report of an
+# --unsafe grade names what was missing (grader/lib/publish.sh).
+own_proc=() sandbox_missing= sandbox_cost=
+if ! isolated; then
+	sandbox_missing="root (it runs as uid $(id -u))"
+	sandbox_cost="the students' code would run as you, not as a uid of its own per submission: grade as root"
+elif ! err=$(unshare --mount --propagation private --pid --fork --kill-child -- \
+	mount -t proc -o hidepid=invisible proc /proc 2>&1); then
+	err=${err%%$'\n'*}
+	sandbox_missing="mount and PID namespaces (${err:-unshare failed})"
+	sandbox_cost="the students' code would see every process and could read the kit's answers: in a container, give the grader CAP_SYS_ADMIN and no AppArmor profile that forbids mount"
+else
 	hidden=()
 	for f in solutions build/solutions .git tests/grader/samples; do
 		[ -d "$kit/$f" ] && hidden+=("$kit/$f")
@@ -37,9 +47,21 @@ if isolated && unshare --mount --propagation private --pid --fork --kill-child -
 		done
 		shift
 		"$@"' own-proc "${hidden[@]}" --)
-	"${own_proc[@]}" true 2>/dev/null ||
-		die "cannot hide ${hidden[*]} from students' code (mount -t tmpfs in a mount namespace failed)"
+	if ! "${own_proc[@]}" true 2>/dev/null; then
+		own_proc=()
+		sandbox_missing="a mount over ${hidden[*]} (mount -t tmpfs in a mount namespace failed)"
+		sandbox_cost="the students' code could read the kit's answers"
+	fi
 fi
+
+# sandbox_refuse WHERE: nothing when the sandbox is whole here or the batch
+# grades --unsafe (UNSAFE=1); else the one line that says what is missing
+# WHERE, and status 1.
+sandbox_refuse() {
+	[ -n "$sandbox_missing" ] && [ "$unsafe" != 1 ] || return 0
+	echo "cannot isolate the students' code $1: it lacks $sandbox_missing, so $sandbox_cost; or pass --unsafe to grade anyway (every report then says what was missing)"
+	return 1
+}
 
 # within_own LIMIT RESOURCE: LIMIT, or this process's own hard limit of
 # RESOURCE (prlimit's name: cpu, as, fsize, nproc) when that is lower. A
@@ -112,15 +134,21 @@ own_folder() {
 	! isolated || chgrp "$1" "$2"
 }
 
-# guest_user: as root, each User-Mode Linux guest runs as a host user of its own
-# (uid GRADE_UID_BASE - 1, no student's), and its root, the grader inside, can
-# write on this machine only what that user owns: the work folder and each
-# submission's results. The QEMU VM enforces its read-only root itself.
-host_uid=()
+# guest_user: the grader runs as root in each User-Mode Linux guest, where
+# it makes the students' uids and namespaces. As root here, each guest runs
+# as a host user of its own (uid GRADE_UID_BASE - 1, no student's), and its
+# root can write on this machine only what that user owns: the work folder
+# and each submission's results. Not root here, the guest runs as you, and
+# its root can write only what you can. The QEMU VM enforces its read-only
+# root itself.
+guest_as=()
 guest_user() {
-	isolated || return 0
+	if ! isolated; then
+		guest_as=(--guest-root)
+		return 0
+	fi
 	local uid=$((uid_base - 1))
-	host_uid=(--host-uid "$uid")
+	guest_as=(--host-uid "$uid")
 	chown "$uid:$uid" "$work" "$batch" "$batch"/* # not the list of sources, root's
 	chown root "$batch/list"
 	chown "$uid" "$work"/*/ # the group stays the submission's (own_folder)

@@ -50,7 +50,7 @@ def students:
        + ([range(0; $labs | length) as $i
            | "<td class=\"n\" data-student=\"\($name | h)\" data-col=\"lab\($labs[$i])\">\($figures[$i] | h)</td>"] | join(""))
        + "<td class=\"n\" data-student=\"\($name | h)\" data-col=\"total\">\($figures[-1] | h)</td>"
-       + "<td class=\"n\">\($top | h)</td><td>\(if .graded then "graded" else "ungradable" end)</td><td class=\"n\">\(.seconds // "" | h)</td></tr>"),
+       + "<td class=\"n\">\($top | h)</td><td>\(.status)</td><td class=\"n\">\(.seconds // "" | h)</td></tr>"),
     "</table>";
 
 "<!DOCTYPE html>",

@@ -2,10 +2,12 @@
 # class.csv, summary.txt and class.html each show (class-csv.jq, summary.jq,
 # class-html.jq):
 #   {labs: [N...], max: [the most points of each lab], top: their sum, graded: N,
-#    students: [{name, graded, seconds, got: [points of each lab], total, flagged: [labs]}],
+#    students: [{name, graded, unsafe, status, seconds, got: [points of each lab], total, flagged: [labs]}],
 #    steps: [{lab, step, passed: how many graded students passed its every test}]}
 # A student's lab was flagged when the grader refused it for breaking its
-# rules. Only the class's labs count: a student graded before in the same
+# rules; unsafe is what the sandbox lacked when it was graded --unsafe
+# (null: nothing); status says it in a word (graded, unsafe or ungradable).
+# Only the class's labs count: a student graded before in the same
 # folder may have others.
 # Input (jq -nR): each student's submission.json and results.jsonl, the
 # student being the folder that holds them, in the class's order.
@@ -29,12 +31,13 @@ def students:
 # figures($labs): a student's figures in the class's labs.
 def figures($labs):
   [.records[] | select(.lab | IN($labs[]))] as $r
-  | {name, graded: (.sub.ungradable == null), seconds: .sub.seconds,
+  | {name, graded: (.sub.ungradable == null), unsafe: .sub.unsafe, seconds: .sub.seconds,
      got: [$labs[] as $l | [$r[] | select(.lab == $l) | .points] | add // 0],
      max: [$labs[] as $l | [$r[] | select(.lab == $l) | .max] | add // 0],
      flagged: [$r[] | select(.step == 0 and (.message | startswith("refused: "))) | .lab],
      records: $r}
-  | .total = (.got | add // 0);
+  | .total = (.got | add // 0)
+  | .status = (if .graded | not then "ungradable" elif .unsafe != null then "unsafe" else "graded" end);
 
 # passed($l; $s): how many graded students passed every test of step S of lab L.
 def passed($l; $s):

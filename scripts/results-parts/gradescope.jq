@@ -5,20 +5,13 @@
 # submission's records (results.jsonl).
 include "records" {search: "./"};
 
-# output: what a student reads under a test.
-def output:
-  if .result == "pass" then ""
-  elif .result == "skipped" then "skipped: \(.message)"
-  elif .said != "" then "\(.message)\n\nyour code printed:\n\(.said)"
-  else .message end;
-
 (try submission_inputs($submission) catch stop) as {sub: $s, records: $r}
 | {
     score: ([$r[].points] | add // 0),
     output: ("\($s.name): \(status($s; $r))\n\(about($s))" + (if $s.intake != "" then "\n\($s.intake)" else "" end)),
     visibility: "visible",
     extra_data: {student: $s.name, max_score: ([$r[].max] | add // 0), ungradable: ($s.ungradable != null),
-                 made: $s.made},
+                 made: $s.made, unsafe: $s.unsafe},
     tests: [$r[] | {name: title, score: .points, max_score: .max,
                     status: (if .result == "pass" then "passed" else "failed" end), output: output,
                     visibility: "visible", extra_data: {ms: .ms}}]

@@ -25,6 +25,10 @@ def count($r): map(select(.result == $r)) | length;
 (try submission_inputs($submission) catch stop) as {sub: $s, records: $r}
 | "<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
   "<testsuites name=\"\($s.name | text)\">",
+  (select($s.unsafe != null)
+   | "  <testsuite name=\"\($s.name | text).sandbox\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">",
+     "    <testcase classname=\"grader\" name=\"sandbox\"><error message=\"\(unsafe_note($s) | text)\"/></testcase>",
+     "  </testsuite>"),
   (select($s.ungradable != null)
    | "  <testsuite name=\"\($s.name | text)\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">",
      "    <testcase classname=\"grader\" name=\"ungradable\"><error message=\"\($s.ungradable | text)\"/></testcase>",

@@ -10,7 +10,8 @@
 # test program prints it with --rubric:
 #   {"lab":3,"step":1,"test":"...","max":1,"needs":null|6,"receiver":null|"..."}
 # A submission (grader/lib/publish.sh writes it, as submission.json):
-#   {"name","made","graded","source","intake": strings, "isolated": true|false|null,
+#   {"name","made","graded","source","intake": strings,
+#    "unsafe": null|"what the sandbox lacked" (rdmalab-grade --unsafe),
 #    "ungradable": null|"why", "seconds": null|N}
 # Written for jq 1.6 and 1.7.
 
@@ -42,7 +43,7 @@ def is_rubric_line:
 def is_submission:
   type == "object"
   and all(.name, .made, .graded, .source, .intake; type == "string")
-  and (.isolated | type | IN("boolean", "null")) and (.ungradable | type | IN("string", "null"))
+  and (.unsafe | type | IN("string", "null")) and (.ungradable | type | IN("string", "null"))
   and (.seconds | type | IN("number", "null"));
 
 # typed(WHAT; CHECK): a numbered line as the JSON value it holds, when CHECK
@@ -169,6 +170,15 @@ def step_label: if .step == 0 then "build" else .step | tostring end;
 
 def title: if .step == 0 then "Lab \(.lab): the lab builds" else "Lab \(.lab) step \(.step): \(.test)" end;
 
+# output: what a student reads under a test on a course platform (Gradescope's
+# results.json, GitHub Classroom's report): nothing under a pass, why it
+# was skipped, or the message and what the student's code printed.
+def output:
+  if .result == "pass" then ""
+  elif .result == "skipped" then "skipped: \(.message)"
+  elif .said != "" then "\(.message)\n\nyour code printed:\n\(.said)"
+  else .message end;
+
 # detail($first; $next): the lines shown under a record: its message's first
 # line indented FIRST spaces, its others NEXT (a stub's note FIRST), then,
 # under a failure, what the student's code printed.
@@ -197,10 +207,16 @@ def status($s; $records):
   if $s.ungradable != null then "UNGRADABLE: \($s.ungradable)"
   else "\([$records[].points] | add // 0)/\([$records[].max] | add // 0) points" end;
 
-# about($s): what the report is: when it was made, of which labs and files.
+# unsafe_note($s): the line every view of a submission graded without the
+# whole sandbox (rdmalab-grade --unsafe) shows, naming what it lacked.
+def unsafe_note($s): "UNSAFE: graded without the grader's whole sandbox (--unsafe): it lacked \($s.unsafe)";
+
+# about($s): what the report is: when it was made, of which labs and files,
+# and what the sandbox lacked when it did.
 def about($s):
   "made:   \($s.made)\ngraded: \($s.graded)"
-  + (if $s.source != "" then "\nfrom:   " + ($s.source | split("\n") | join("\n        ")) else "" end);
+  + (if $s.source != "" then "\nfrom:   " + ($s.source | split("\n") | join("\n        ")) else "" end)
+  + (if $s.unsafe != null then "\n" + unsafe_note($s) else "" end);
 
 # stop: the error that ends a view, as one line on stderr and exit status 2.
 def stop: "results: \(.)\n" | halt_error(2);

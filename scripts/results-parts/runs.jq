@@ -19,13 +19,14 @@ def runs:
   | sort_by(.sub.made, .run);
 
 # grades: a run's grade of each lab it graded, [{lab, points, max, made, run,
-# took}]: took is the run's seconds (builds and tests), of every lab it graded.
+# took, unsafe}]: took is the run's seconds (builds and tests), of every lab it
+# graded; unsafe what its sandbox lacked (--unsafe), or null.
 def grades:
   . as $r
   | select($r.sub.ungradable == null)
   | $r.records | group_by(.lab)[]
   | {lab: .[0].lab, points: (map(.points) | add), max: (map(.max) | add),
-     made: $r.sub.made, run: $r.run, took: $r.sub.seconds};
+     made: $r.sub.made, run: $r.run, took: $r.sub.seconds, unsafe: $r.sub.unsafe};
 
 # last_grades: each lab's newest grade, by lab.
 def last_grades: [.[] | grades] | group_by(.lab) | map(.[-1]);
@@ -38,7 +39,7 @@ def labs_txt:
     "report is in its folder (latest: the newest run that graded).",
     "",
     "lab  points  graded at               run took  report",
-    ($g[] | "\(.lab | lpad(3))  \("\(.points)/\(.max)" | lpad(6))  \(.made | pad(20))  \(took | lpad(10))  \(.run)/report.txt"),
+    ($g[] | "\(.lab | lpad(3))  \("\(.points)/\(.max)" | lpad(6))  \(.made | pad(20))  \(took | lpad(10))  \(.run)/report.txt\(if .unsafe != null then " (unsafe: see its report)" else "" end)"),
     (select($g == []) | "(no lab graded yet)");
 
 # supersedes: for the run $new, each lab it graded against that lab's grade before it.

@@ -1,6 +1,7 @@
 # summary.jq: summary.txt (scripts/results class), from the class's figures
 # (class.jq): the distribution of the totals, the grading times, each lab's
-# mean, and the students a lab of whom was refused for breaking its rules.
+# mean, the students a lab of whom was refused for breaking its rules, and
+# those graded without the whole sandbox (--unsafe).
 include "records" {search: "./"};
 
 # one_decimal: a number as text with one decimal ("3.0").
@@ -26,4 +27,6 @@ def bucket($top): if $top > 0 then [(. * 10 / $top | floor), 9] | min else 9 end
   (range(0; .labs | length) as $i
    | "lab \(.labs[$i]): mean \(if $n > 0 then [.students[] | select(.graded) | .got[$i]] | add / $n else 0 end | one_decimal) of \(.max[$i])"),
   (.students[] | select(.flagged != [])
-   | "flagged: \(.name): lab \(.flagged | map(tostring) | join(" ")) broke the rules of a lab's files, scored 0 (see the report)")
+   | "flagged: \(.name): lab \(.flagged | map(tostring) | join(" ")) broke the rules of a lab's files, scored 0 (see the report)"),
+  (.students[] | select(.unsafe != null)
+   | "unsafe: \(.name): graded without the grader's whole sandbox (--unsafe): it lacked \(.unsafe)")
