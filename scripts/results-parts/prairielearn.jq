@@ -3,7 +3,9 @@
 # tests/grader/schemas/prairielearn-results.json): whether it could be
 # graded, the score as a fraction of the points (0 to 1), and one test per
 # record. A submission that could not be graded is "gradable": false, with
-# why: PrairieLearn then counts no attempt against the student.
+# why: PrairieLearn then counts no attempt against the student. One graded
+# without the grader's whole sandbox (--unsafe) says what it lacked in its
+# message and output.
 # Input (jq -nR): the lines of $submission (submission.json) and of the
 # submission's records (results.jsonl).
 include "records" {search: "./"};
@@ -33,7 +35,7 @@ def within($bytes):
     ([$r[].points] | add // 0) as $points | ([$r[].max] | add // 0) as $max
     | {gradable: true,
        score: (if $max > 0 then $points / $max else 0 end),
-       message: "\($s.name): \(status($s; $r))",
+       message: ("\($s.name): \(status($s; $r))" + (if $s.unsafe != null then "\n" + unsafe_note($s) else "" end)),
        output: (about($s) + (if $s.intake != "" then "\n\($s.intake)" else "" end)),
        tests: [$r[] | {name: title, description: description, points, max_points: .max,
                        message: message, output: output}]}
