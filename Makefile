@@ -183,6 +183,8 @@ help:
 	@echo "make fuzz       fuzz the Lab 3 protocol decoder (FUZZ_SECONDS, default 30)"
 	@echo "make handout    the student tarball, build/rdmalab-handout.tar.gz (no solutions/)"
 	@echo "make gradescope the Gradescope autograder, build/gradescope.zip [LAB=N: one lab]"
+	@echo "make prairielearn  PrairieLearn's grader image context and questions, build/prairielearn/ [LAB=N, PL_IMAGE=NAME]"
+	@echo "make autolab    Autolab's autograde-Makefile and autograde.tar, build/autolab/ [LAB=N]"
 	@echo "make bench [BENCH_SIZES=\"1 4\"]  Lab 3 and Lab 4 senders vs ib_write_bw: table, CSV, plot"
 	@echo "make doc-figures  the docs' figures still there, the cheap ones rerun within 2x (DOC_FIGURES_ALL=1: all)"
 	@echo "make docker-build  build the container images (needs a Docker engine; docs/docker.md)"

@@ -63,6 +63,20 @@ sandbox_refuse() {
 	return 1
 }
 
+# within_own LIMIT RESOURCE: LIMIT, or this process's own hard limit of
+# RESOURCE (prlimit's name: cpu, as, fsize, nproc) when that is lower. A
+# limit is never asked past it: a grader that may not raise it (not root,
+# as under Tango's autodriver, whose files are at most 100 MB) would have
+# every run of the student's code refused by prlimit.
+within_own() {
+	local hard
+	hard=$(prlimit --pid $$ "--$2" --output HARD --noheadings 2>/dev/null | tr -d ' ')
+	case $hard in
+	'' | *[!0-9]*) echo "$1" ;;
+	*) echo $(($1 < hard ? $1 : hard)) ;;
+	esac
+}
+
 # student_uid K: the uid of the batch's submission K.
 student_uid() {
 	echo $((uid_base + 1 + $1))
