@@ -31,7 +31,9 @@ tar -xzf "$src/rdmalab-handout.tar.gz" -C "$src" || die "cannot unpack the kit i
 cd "$kit"
 [ -x grader/rdmalab-grade ] || echo "$prog: warning: this kit has no grader/rdmalab-grade: every submission will fail" >&2
 
-scripts/deps install || die "could not install the kit's packages (scripts/deps list shows them)"
+# Only what grading needs: no Docker, fuzzing or Chromium on the image.
+scripts/deps install build run vm uml gradescope ||
+	die "could not install the kit's packages (scripts/deps list build run vm uml gradescope shows them)"
 # Debian's keys, to check what comes from Debian's archive (Ubuntu lacks them).
 . scripts/lib.sh
 rl_debian_keyring >/dev/null 2>&1 || apt-get install -y -qq --no-install-recommends debian-archive-keyring >/dev/null ||
