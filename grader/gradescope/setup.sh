@@ -10,7 +10,9 @@
 # Environment: AUTOGRADER_ROOT (default /autograder), RDMALAB_CACHE (default
 # AUTOGRADER_ROOT/cache: the kernels and the guest root), RDMALAB_GUEST_SUITE
 # (default trixie: the guest root's Debian release), RDMALAB_DEBIAN_SUITE
-# (default bookworm: where the QEMU VM's kernel comes from on Ubuntu).
+# (default trixie: where the kernel source and the QEMU VM's kernel come
+# from on Ubuntu; bookworm has linux-source-6.12 in its security archive
+# only).
 set -euo pipefail
 
 root=${AUTOGRADER_ROOT:-/autograder}
@@ -48,10 +50,10 @@ echo "$prog: the guest's root: $guest_root"
 # Debian's archive, through a private apt configuration that leaves the
 # system's sources alone, for what an Ubuntu image's lists lack: the QEMU
 # VM's kernel package and the kernel source User-Mode Linux is built from.
-debian_apt=
+debian_apt= suite=${RDMALAB_DEBIAN_SUITE:-trixie}
 use_debian_apt() {
 	[ -z "$debian_apt" ] || return 0
-	local suite=${RDMALAB_DEBIAN_SUITE:-bookworm} apt=$RDMALAB_CACHE/debian-apt
+	local apt=$RDMALAB_CACHE/debian-apt
 	mkdir -p "$apt/lists/partial" "$apt/archives/partial"
 	echo "deb [signed-by=$keyring] http://deb.debian.org/debian $suite main" >"$apt/sources.list"
 	cat >"$apt/apt.conf" <<CONF
@@ -72,7 +74,7 @@ CONF
 uml_source=$(vm/uml-kernel --package)
 if ! dpkg-query -W -f='${Status}' "$uml_source" 2>/dev/null | grep -q ' installed$'; then
 	use_debian_apt
-	echo "$prog: no $uml_source in this image's lists: taking it from Debian ${RDMALAB_DEBIAN_SUITE:-bookworm}" >&2
+	echo "$prog: no $uml_source in this image's lists: taking it from Debian $suite" >&2
 	(cd "$RDMALAB_CACHE" && rm -f "$uml_source"_*.deb && APT_CONFIG=$debian_apt apt-get download -qq "$uml_source") &&
 		apt-get install -y -qq --no-install-recommends "$RDMALAB_CACHE/$uml_source"_*.deb >/dev/null ||
 		die "could not install Debian's $uml_source"
@@ -83,7 +85,7 @@ fi
 # The VM boots a Debian kernel package: Ubuntu has no linux-image-amd64.
 if [ -z "${RDMALAB_KERNEL_PACKAGE:-}" ] && ! apt-cache show linux-image-amd64 >/dev/null 2>&1; then
 	use_debian_apt
-	echo "$prog: no Debian kernel package here: taking it from Debian ${RDMALAB_DEBIAN_SUITE:-bookworm}" >&2
+	echo "$prog: no Debian kernel package here: taking it from Debian $suite" >&2
 	export APT_CONFIG=$debian_apt
 fi
 vm/rxe-run --prepare || die "could not prepare the VM (vm/rxe-run --prepare)"
