@@ -2,12 +2,17 @@
 # setup.sh: Gradescope runs this once, as root, when it builds the
 # autograder's image (see docs/instructor.md). It unpacks the kit (the
 # student handout plus the grader), installs the Debian packages it needs,
-# prepares the Soft-RoCE guests' kernels and builds the kit, so that each
-# run_autograder only builds and grades one submission.
+# makes the User-Mode Linux guest's own Debian root (vm/guest-root: the same
+# rdma-core whatever the image), prepares the Soft-RoCE guests' kernels and
+# builds the kit, so that each run_autograder only builds and grades one
+# submission.
 #
 # Environment: AUTOGRADER_ROOT (default /autograder), RDMALAB_CACHE (default
-# AUTOGRADER_ROOT/cache: the VM's kernel), RDMALAB_DEBIAN_SUITE (default
-# bookworm: where the kernel comes from on Ubuntu).
+# AUTOGRADER_ROOT/cache: the kernels and the guest root), RDMALAB_GUEST_SUITE
+# (default trixie: the guest root's Debian release), RDMALAB_DEBIAN_SUITE
+# (default trixie: where the kernel source and the QEMU VM's kernel come
+# from on Ubuntu; bookworm has linux-source-6.12 in its security archive
+# only).
 set -euo pipefail
 
 root=${AUTOGRADER_ROOT:-/autograder}
@@ -28,18 +33,27 @@ tar -xzf "$src/rdmalab-handout.tar.gz" -C "$src" || die "cannot unpack the kit i
 cd "$kit"
 [ -x grader/rdmalab-grade ] || echo "$prog: warning: this kit has no grader/rdmalab-grade: every submission will fail" >&2
 
-scripts/deps install || die "could not install the kit's packages (scripts/deps list shows them)"
+# Only what grading needs: no Docker, fuzzing or Chromium on the image.
+scripts/deps install build run vm uml gradescope ||
+	die "could not install the kit's packages (scripts/deps list build run vm uml gradescope shows them)"
+# Debian's keys, to check what comes from Debian's archive (Ubuntu lacks them).
+. scripts/lib.sh
+rl_debian_keyring >/dev/null 2>&1 || apt-get install -y -qq --no-install-recommends debian-archive-keyring >/dev/null ||
+	die "cannot install debian-archive-keyring (needed to check Debian's packages)"
+keyring=$(rl_debian_keyring) || die "no Debian keyring after installing debian-archive-keyring"
 
-# The VM boots a Debian kernel package. Ubuntu has no linux-image-amd64:
-# fetch it from Debian's archive through a private apt configuration that
-# leaves the system's sources alone.
-if [ -z "${RDMALAB_KERNEL_PACKAGE:-}" ] && ! apt-cache show linux-image-amd64 >/dev/null 2>&1; then
-	suite=${RDMALAB_DEBIAN_SUITE:-bookworm}
-	apt=$RDMALAB_CACHE/debian-apt
-	echo "$prog: no Debian kernel package here: taking it from Debian $suite" >&2
-	keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-	[ -f "$keyring" ] || apt-get install -y -qq --no-install-recommends debian-archive-keyring >/dev/null ||
-		die "cannot install debian-archive-keyring (needed to check Debian's kernel package)"
+# The User-Mode Linux guest runs on a Debian root of its own, made once
+# here; run_autograder finds it with vm/guest-root --cached.
+guest_root=$(vm/guest-root) || die "could not make the guest's Debian root (vm/guest-root)"
+echo "$prog: the guest's root: $guest_root"
+
+# Debian's archive, through a private apt configuration that leaves the
+# system's sources alone, for what an Ubuntu image's lists lack: the QEMU
+# VM's kernel package and the kernel source User-Mode Linux is built from.
+debian_apt= suite=${RDMALAB_DEBIAN_SUITE:-trixie}
+use_debian_apt() {
+	[ -z "$debian_apt" ] || return 0
+	local apt=$RDMALAB_CACHE/debian-apt
 	mkdir -p "$apt/lists/partial" "$apt/archives/partial"
 	echo "deb [signed-by=$keyring] http://deb.debian.org/debian $suite main" >"$apt/sources.list"
 	cat >"$apt/apt.conf" <<CONF
@@ -50,8 +64,29 @@ Dir::Cache::archives "$apt/archives";
 Dir::Cache::pkgcache "";
 Dir::Cache::srcpkgcache "";
 CONF
-	export APT_CONFIG=$apt/apt.conf
-	apt-get update -qq || die "apt-get update from deb.debian.org failed"
+	APT_CONFIG=$apt/apt.conf apt-get update -qq || die "apt-get update from Debian $suite (deb.debian.org) failed"
+	debian_apt=$apt/apt.conf
+}
+
+# User-Mode Linux's kernel source (vm/uml-source): an image whose lists lack
+# it (Ubuntu) installs Debian's package file, which is only a tarball in
+# /usr/src; then scripts/deps installs what building it needs.
+uml_source=$(vm/uml-kernel --package)
+if ! dpkg-query -W -f='${Status}' "$uml_source" 2>/dev/null | grep -q ' installed$'; then
+	use_debian_apt
+	echo "$prog: no $uml_source in this image's lists: taking it from Debian $suite" >&2
+	(cd "$RDMALAB_CACHE" && rm -f "$uml_source"_*.deb && APT_CONFIG=$debian_apt apt-get download -qq "$uml_source") &&
+		apt-get install -y -qq --no-install-recommends "$RDMALAB_CACHE/$uml_source"_*.deb >/dev/null ||
+		die "could not install Debian's $uml_source"
+	rm -f "$RDMALAB_CACHE/$uml_source"_*.deb
+	scripts/deps install uml || die "could not install what building the User-Mode Linux kernel needs (scripts/deps list uml)"
+fi
+
+# The VM boots a Debian kernel package: Ubuntu has no linux-image-amd64.
+if [ -z "${RDMALAB_KERNEL_PACKAGE:-}" ] && ! apt-cache show linux-image-amd64 >/dev/null 2>&1; then
+	use_debian_apt
+	echo "$prog: no Debian kernel package here: taking it from Debian $suite" >&2
+	export APT_CONFIG=$debian_apt
 fi
 vm/rxe-run --prepare || die "could not prepare the VM (vm/rxe-run --prepare)"
 # User-Mode Linux grades 3 times faster: build its kernel now (about 5 min)
@@ -66,4 +101,4 @@ done | sort -V | tail -n 1)
 echo "$pkg" >"$RDMALAB_CACHE/kernel-package"
 
 make -s build || die "the kit does not build (make build in $kit)"
-echo "$prog: ready: kit in $kit, kernel $pkg"
+echo "$prog: ready: kit in $kit, kernel $pkg, guest root $guest_root"
