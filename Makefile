@@ -186,6 +186,7 @@ help:
 	@echo "make prairielearn  PrairieLearn's grader image context and questions, build/prairielearn/ [LAB=N, PL_IMAGE=NAME]"
 	@echo "make autolab    Autolab's autograde-Makefile and autograde.tar, build/autolab/ [LAB=N]"
 	@echo "make bench [BENCH_SIZES=\"1 4\"]  Lab 3 and Lab 4 senders vs ib_write_bw: table, CSV, plot"
+	@echo "make trace LAB=N [SOL=1] [RUN=\"CMD\"]  lab N's RoCEv2 packets: a pcap, the timeline, a summary"
 	@echo "make doc-figures  the docs' figures still there, the cheap ones rerun within 2x (DOC_FIGURES_ALL=1: all)"
 	@echo "make docker-build  build the container images (needs a Docker engine; docs/docker.md)"
 	@echo "make docker-test   test the images: self-study and grading flows, in the Soft-RoCE VM (as root)"

@@ -8,15 +8,20 @@
 #   make bench                         files of 1, 4, 16, 64 and 256 MiB
 #   make bench BENCH_SIZES="64 256"    other sizes, in MiB
 #   make bench BENCH_LOAD=2            with 2 CPU-bound host processes running
+#   make bench TRACE=1                 each client on a device of its own, its
+#                                      packets across a link; the first round of
+#                                      each sender captured (build/bench/trace/),
+#                                      packets per MiB and retransmissions shown
 
 BENCH_SIZES ?= 1 4 16 64 256
 BENCH_LOAD ?= 0
+BENCH_TRACE := $(if $(filter 1 yes,$(TRACE)),1,0)
 
 .PHONY: bench
 bench:
-	@scripts/deps ensure build run vm uml bench
+	@scripts/deps ensure build run vm uml bench $(if $(filter 1,$(BENCH_TRACE)),trace)
 	@$(MAKE) --no-print-directory build
-	@BENCH_LOAD=$(BENCH_LOAD) scripts/bench --mode $(RDMA_MODE) --sizes "$(BENCH_SIZES)"
+	@BENCH_LOAD=$(BENCH_LOAD) BENCH_TRACE=$(BENCH_TRACE) scripts/bench --mode $(RDMA_MODE) --sizes "$(BENCH_SIZES)"
 
 # make test: the benchmark runs and draws its plot, on small files and one
 # round (the figures come from make bench itself; the 90% target is not

@@ -1,5 +1,6 @@
 # lib.sh: shell functions the kit's scripts share (grader/rdmalab-grade,
-# scripts/bench, scripts/demo). Source it; it sets nothing else.
+# scripts/bench, scripts/demo, scripts/trace-*). Source it; it sets nothing
+# else.
 
 # rl_scaled SECONDS: SECONDS times CK_TIMEOUT_MULTIPLIER (default 1), rounded
 # up to whole seconds. Every timeout that only catches a hang goes through it,
@@ -20,6 +21,29 @@ rl_wait_listening() {
 		[ "$(date +%s)" -lt "$end" ] || return 1
 		sleep 0.1
 	done
+}
+
+# rl_wait_port PORT PID SECONDS: until something listens on PORT, at most
+# SECONDS (scaled): a TCP socket (perftest, an out-of-band exchange; read
+# from /proc/net/tcp, no process started) or an rdma_cm ID (`rdma res`,
+# asked less often: under emulation every process started slows the server
+# down). Returns 1 when PID died first; 0 when the time is up (the client
+# then finds out for itself).
+rl_wait_port() {
+	local port=$1 hex end i=0 local_addr st
+	printf -v hex ':%04X' "$port"
+	end=$((${EPOCHREALTIME%.*} + $(rl_scaled "$3")))
+	while [ "${EPOCHREALTIME%.*}" -lt "$end" ]; do
+		kill -0 "$2" 2>/dev/null || return 1
+		while read -r _ local_addr _ st _; do
+			[ "$st" = 0A ] && [ "${local_addr: -5}" = "$hex" ] && return 0
+		done </proc/net/tcp
+		if [ $((i++ % 4)) = 3 ] && rdma res show cm_id 2>/dev/null | grep -q "state LISTEN .*src-addr [^ ]*:$port "; then
+			return 0
+		fi
+		sleep 0.2
+	done
+	return 0
 }
 
 # rl_guest_event KIND WHAT: record that a guest hung, died, was killed or
@@ -56,4 +80,58 @@ rl_debian_keyring() {
 	local k=/usr/share/keyrings/debian-archive-keyring.gpg
 	[ -r "$k" ] || { echo "no $k to check the Debian archive's signatures: apt-get install debian-archive-keyring" >&2; return 1; }
 	echo "$k"
+}
+
+# rl_capture_start PCAP [SNAPLEN]: start capturing the RoCEv2 packets (UDP
+# port 4791) that cross a link into PCAP (a pcap file, which every tool
+# opens), in the background; SNAPLEN: bytes kept of each (default all).
+# In the kit's guest (RDMALAB_ENV uml or vm): on every link, each packet
+# once, as it arrives ("any", inbound only: rxe stamps each packet it makes
+# with the monotonic clock, kernel 6.12, and the capture keeps that stamp
+# for the packets some links see it send, so one capture must see them all
+# alike). Natively: on the network device under RDMALAB_DEVICE's GID, both
+# ways, with the caller's rights, which this never changes. Sets
+# rl_capture_pid. Returns 1, with one line, when no capture starts.
+rl_capture_start() {
+	local pcap=$1 iface filter why
+	rl_capture_pid= rl_capture_log=$pcap.dumpcap
+	command -v dumpcap >/dev/null ||
+		{ echo "capture: no dumpcap here: install the trace packages (scripts/deps install trace)" >&2; return 1; }
+	case ${RDMALAB_ENV:-native} in
+	uml | vm) iface=any filter="inbound and udp port 4791" ;;
+	*)
+		read -r iface <"/sys/class/infiniband/$RDMALAB_DEVICE/ports/${RDMALAB_IB_PORT:-1}/gid_attrs/ndevs/$RDMALAB_GID_INDEX" 2>/dev/null
+		[ -n "$iface" ] || { echo "capture: $RDMALAB_DEVICE's GID $RDMALAB_GID_INDEX has no network device to capture on (not RoCE?)" >&2; return 1; }
+		filter="udp port 4791" ;;
+	esac
+	dumpcap -q -P -i "$iface" -f "$filter" ${2:+-s "$2"} -w "$pcap" 2>"$rl_capture_log" &
+	rl_capture_pid=$!
+	# Capturing once it names its file, which it makes after it has opened
+	# the link with its filter.
+	for _ in {1..100}; do
+		grep -q '^File:' "$rl_capture_log" && { rm -f "$rl_capture_log"; return 0; }
+		kill -0 "$rl_capture_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill "$rl_capture_pid" 2>/dev/null
+	wait "$rl_capture_pid" 2>/dev/null
+	why=$(grep -v '^Capturing on\|^File:\|^$' "$rl_capture_log" | head -n 1)
+	rm -f "$rl_capture_log" "$pcap"
+	rl_capture_pid=
+	case $why in
+	*ermission* | *"not permitted"*)
+		echo "capture: you ($(id -un)) may not capture on $iface: ${why}. Ask for capture rights (Debian: dpkg-reconfigure wireshark-common, then join the wireshark group); nothing here changes this machine's settings" >&2 ;;
+	*) echo "capture: dumpcap could not capture on $iface: ${why:-it did not start in 5 s}" >&2 ;;
+	esac
+	return 1
+}
+
+# rl_capture_stop: stop the capture rl_capture_start started and let
+# dumpcap write out what it holds (what was sent has arrived: a link in
+# one machine delivers at once).
+rl_capture_stop() {
+	[ -n "${rl_capture_pid:-}" ] || return 0
+	kill -INT "$rl_capture_pid" 2>/dev/null
+	wait "$rl_capture_pid" 2>/dev/null
+	rl_capture_pid=
 }

@@ -1,5 +1,6 @@
 # Shared by vm/guest-stage2, vm/run-rdma and vm/doctor (sourced, not run):
-# find an RDMA device and export the variables every test and tool reads.
+# find an RDMA device and export the variables every test and tool reads;
+# make trace and make bench TRACE=1 also find the peer's (rl_peer_env).
 #
 #   RDMALAB_DEVICE     device name, e.g. rxe0
 #   RDMALAB_IB_PORT    port number on that device (1)
@@ -111,4 +112,20 @@ rl_export_env() {
 	fi
 	export RDMALAB_DEVICE=$dev RDMALAB_IB_PORT=$port RDMALAB_GID_INDEX RDMALAB_ADDR
 	export RDMALAB_ENV=${RDMALAB_ENV:-native}
+}
+
+# rl_peer_env: the variables of a peer on another active device than
+# RDMALAB_DEVICE (the kit's guest started with --wire has rxe1), as
+# NAME=VALUE words for env(1): RDMALAB_DEVICE, RDMALAB_GID_INDEX and
+# RDMALAB_ADDR. Nothing when there is no other device; 1 when it has no
+# usable GID.
+rl_peer_env() {
+	local other
+	other=$(rl_active_devices | grep -vx "${RDMALAB_DEVICE:-}" | head -n 1)
+	[ -n "$other" ] || return 0
+	(
+		unset RDMALAB_GID_INDEX RDMALAB_ADDR
+		RDMALAB_DEVICE=$other
+		rl_export_env && echo "RDMALAB_DEVICE=$RDMALAB_DEVICE RDMALAB_GID_INDEX=$RDMALAB_GID_INDEX RDMALAB_ADDR=$RDMALAB_ADDR"
+	)
 }

@@ -10,14 +10,16 @@ perftest() {
 	local tool=$1 raw=$2 limit=$3 port spid rc src
 	shift 3
 	local opts=(-d "$RDMALAB_DEVICE" -i "$RDMALAB_IB_PORT" -x "$RDMALAB_GID_INDEX" -F "$@")
+	# The client on its own device with TRACE=1 (client_env: run.sh).
+	local copts=(-d "$(client_var DEVICE)" -i "$RDMALAB_IB_PORT" -x "$(client_var GID_INDEX)" -F "$@")
 	port=$(free_port)
 	timeout "$limit" "$tool" "${opts[@]}" -p "$port" >"$raw-server.log" 2>&1 &
 	spid=$!
-	if ! wait_listening "$port" "$spid"; then
+	if ! rl_wait_port "$port" "$spid" 10; then
 		wait "$spid"
 		return 1
 	fi
-	{ time timeout "$limit" "$tool" "${opts[@]}" -p "$port" "$RDMALAB_ADDR" >"$raw-client.log" 2>&1; } \
+	{ time timeout "$limit" "$tool" "${copts[@]}" -p "$port" "$RDMALAB_ADDR" >"$raw-client.log" 2>&1; } \
 		2>"$raw-client.time"
 	rc=$?
 	wait "$spid"

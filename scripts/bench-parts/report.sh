@@ -21,6 +21,25 @@ where() {
 	fi
 }
 
+# traced_figures DIR: DIR/trace.tsv, a line "method, MiB, packets,
+# retransmissions" for each round captured with TRACE=1 (DIR/trace/
+# METHOD-MIB.pcap), as scripts/trace-decode counts them; nothing without.
+traced_figures() {
+	local dir=$1 pcap name line packets retrans
+	: >"$dir/trace.tsv"
+	[ -d "$dir/trace" ] || return 0
+	echo "$prog: TRACE=1: the first round of each sender was captured (headers only) in $dir/trace/; decoding them (tshark)"
+	for pcap in "$dir"/trace/*.pcap; do
+		[ -f "$pcap" ] || continue
+		name=${pcap##*/}
+		name=${name%.pcap}
+		line=$("$kit/scripts/trace-decode" --summary "$pcap")
+		packets=$(sed -n 's/^summary: \([0-9]*\) packets.*/\1/p' <<<"$line")
+		retrans=$(sed -n 's/.*retransmissions seen \([0-9]*\).*/\1/p' <<<"$line")
+		printf '%s\t%s\t%s\t%s\n' "${name%-*}" "${name##*-}" "${packets:-0}" "${retrans:-0}" >>"$dir/trace.tsv"
+	done
+}
+
 cmd_report() {
 	local dir=${1:-} status
 	[ -f "$dir/sizes" ] || die "report: $dir/sizes not found: run scripts/bench first"
@@ -28,9 +47,10 @@ cmd_report() {
 	mkdir -p "$dir/plot" || die "report: cannot create $dir/plot"
 	touch "$dir/results.tsv" "$dir/latency.tsv"
 	echo "$prog: $(where "$dir")"
+	traced_figures "$dir"
 	awk -F'\t' -v sizes="$(cat "$dir/sizes")" -v methods="$methods" -v csv="$dir/bench.csv" \
 		-v plotdir="$dir/plot" -v latency="$dir/latency.tsv" -v tpct="$target_pct" -v tmin="$target_min_mib" \
-		-v tm="$target_method" '
+		-v tm="$target_method" -v traces="$dir/trace.tsv" '
 	function fmt(v, p) { return v == "" ? "-" : sprintf("%.*f", p, v) }
 	# A (method, size) can have several runs: its row is the median run by
 	# transfer Gb/s (the lower one of an even count), and one failed run
@@ -43,6 +63,9 @@ cmd_report() {
 		for (i = 3; i <= 10; i++) all[k, n, i] = $i
 	}
 	END {
+		# TRACE=1: the packets per MiB and the retransmissions of the round captured.
+		while ((getline tl <traces) > 0)
+			if (split(tl, tf, "\t") == 4) { pkts[tf[1], tf[2]] = tf[3]; rtx[tf[1], tf[2]] = tf[4]; traced = 1 }
 		for (k in runs) {
 			n = runs[k]
 			for (i = 1; i <= n; i++) order[i] = i
@@ -63,9 +86,10 @@ cmd_report() {
 		}
 		ns = split(sizes, sz, " "); nm = split(methods, m, " ")
 		bad = 0
-		print "method,size_mib,transfer_gbps,end_to_end_gbps,ratio_to_ib_write_bw,hash_s,transfer_s,total_s,cpu_s,transfer_cpu_s,note" >csv
-		printf "%-13s %8s %13s %15s %6s %7s %10s %8s %6s %10s  %s\n", "method", "size MiB", "transfer Gb/s",
-			"end-to-end Gb/s", "ratio", "hash s", "transfer s", "total s", "cpu s", "xfer cpu s", "note"
+		print "method,size_mib,transfer_gbps,end_to_end_gbps,ratio_to_ib_write_bw,hash_s,transfer_s,total_s,cpu_s,transfer_cpu_s,note,packets_per_mib,retransmissions" >csv
+		printf "%-13s %8s %13s%s %15s %6s %7s %10s %8s %6s %10s  %s\n", "method", "size MiB", "transfer Gb/s",
+			traced ? "  pkts/MiB retrans" : "", "end-to-end Gb/s", "ratio", "hash s", "transfer s", "total s", "cpu s",
+			"xfer cpu s", "note"
 		for (i = 1; i <= ns; i++) {
 			s = sz[i]; bw = r["ib_write_bw", s, 3]
 			for (j = 1; j <= nm; j++) {
@@ -73,12 +97,14 @@ cmd_report() {
 				if (!seen[k, s]) note = "no result: the run stopped before it (see the messages above)"
 				if (tr == "") bad++
 				ratio = (tr != "" && bw != "") ? sprintf("%.3f", tr / bw) : ""
-				printf "%-13s %8d %13s %15s %6s %7s %10s %8s %6s %10s  %s\n", k, s, fmt(tr, 3), fmt(r[k, s, 4], 3),
-					ratio == "" ? "-" : ratio, fmt(r[k, s, 5], 2), fmt(r[k, s, 6], 2), fmt(r[k, s, 7], 2),
-					fmt(r[k, s, 8], 2), fmt(r[k, s, 9], 2), note
+				ppm = (k, s) in pkts ? sprintf("%.0f", pkts[k, s] / s) : ""
+				printf "%-13s %8d %13s%s %15s %6s %7s %10s %8s %6s %10s  %s\n", k, s, fmt(tr, 3),
+					traced ? sprintf("  %8s %7s", ppm == "" ? "-" : ppm, (k, s) in rtx ? rtx[k, s] : "-") : "",
+					fmt(r[k, s, 4], 3), ratio == "" ? "-" : ratio, fmt(r[k, s, 5], 2), fmt(r[k, s, 6], 2),
+					fmt(r[k, s, 7], 2), fmt(r[k, s, 8], 2), fmt(r[k, s, 9], 2), note
 				gsub(/"/, "\"\"", note)
-				printf "%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,\"%s\"\n", k, s, tr, r[k, s, 4], ratio, r[k, s, 5], r[k, s, 6],
-					r[k, s, 7], r[k, s, 8], r[k, s, 9], note >csv
+				printf "%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,\"%s\",%s,%s\n", k, s, tr, r[k, s, 4], ratio, r[k, s, 5], r[k, s, 6],
+					r[k, s, 7], r[k, s, 8], r[k, s, 9], note, ppm, rtx[k, s] >csv
 				if (tr != "")
 					printf "%d %s %s\n", s, tr, (r[k, s, 4] == "" ? "NaN" : r[k, s, 4]) >(plotdir "/" k ".dat")
 			}

@@ -28,26 +28,30 @@ cpu_seconds() {
 	awk 'NF == 2 && $1 ~ /^[0-9.]+$/ && $2 ~ /^[0-9.]+$/ { v = sprintf("%.3f", $1 + $2) } END { print v }' "$1" 2>/dev/null
 }
 
-# wait_listening PORT PID: until something listens on PORT, at most 10 s
-# (scaled): a TCP socket (perftest, an out-of-band exchange; read from
-# /proc/net/tcp, no process started) or an rdma_cm ID (`rdma res`, asked less
-# often: under emulation every process started slows the server down).
-# Returns 1 when PID died first.
-wait_listening() {
-	local port=$1 hex end i=0 local_addr st
-	printf -v hex ':%04X' "$port"
-	end=$((${EPOCHREALTIME%.*} + listen_secs))
-	while [ "${EPOCHREALTIME%.*}" -lt "$end" ]; do
-		kill -0 "$2" 2>/dev/null || return 1
-		while read -r _ local_addr _ st _; do
-			[ "$st" = 0A ] && [ "${local_addr: -5}" = "$hex" ] && return 0
-		done </proc/net/tcp
-		if [ $((i++ % 4)) = 3 ] && rdma res show cm_id 2>/dev/null | grep -q "state LISTEN .*src-addr [^ ]*:$port "; then
-			return 0
-		fi
-		sleep 0.2
+# client_var NAME: RDMALAB_NAME as the senders' clients see it: the peer
+# device's with TRACE=1 (client_env), else this one's.
+client_var() {
+	local v
+	for v in "${client_env[@]}"; do
+		[ "${v%%=*}" = "RDMALAB_$1" ] && { echo "${v#*=}"; return; }
 	done
-	return 0
+	v=RDMALAB_$1
+	echo "${!v}"
+}
+
+# traced METHOD MIB CMD...: CMD; with TRACE=1, in the first round, with the
+# RoCE packets it makes captured into OUT/trace/METHOD-MIB.pcap (headers
+# only: 128 bytes of each packet). A capture that cannot start is said, and
+# the round runs anyway.
+traced() {
+	local pcap=$out/trace/$1-$2.pcap
+	shift 2
+	if [ "${BENCH_TRACE:-0}" = 1 ] && [ "$run" = 1 ] && rl_capture_start "$pcap" 128; then
+		"$@"
+		rl_capture_stop
+	else
+		"$@"
+	fi
 }
 
 # took T0: the seconds since T0 (an EPOCHREALTIME), for the progress lines.
@@ -94,11 +98,19 @@ cmd_run() {
 	fi
 	check_sizes "$sizes"
 	check_repeat "$repeat"
-	listen_secs=$(secs 10 0 0)
 	ulimit -l unlimited 2>/dev/null
 	mkdir -p "$out/raw" || die "run: cannot create $out/raw"
 	: >"$out/results.tsv"
-	echo "$RDMALAB_ENV $RDMALAB_DEVICE" >"$out/env"
+	# TRACE=1: every client on a device of its own (the guest's rxe1), so
+	# that its packets cross a link where they can be captured.
+	client_env=()
+	if [ "${BENCH_TRACE:-0}" = 1 ]; then
+		read -ra client_env <<<"$(rl_peer_env)"
+		[ ${#client_env[@]} -gt 0 ] ||
+			die "run: TRACE=1 needs a second RDMA device for the clients, whose packets then cross a link (the kit's guest makes one: RDMA_MODE=uml); here there is only $RDMALAB_DEVICE"
+		mkdir -p "$out/trace" || die "run: cannot create $out/trace"
+	fi
+	echo "$RDMALAB_ENV $RDMALAB_DEVICE${client_env[*]:+ to $(client_var DEVICE)}" >"$out/env"
 	echo "$repeat" >"$out/repeat"
 	work=$(mktemp -d "${TMPDIR:-/tmp}/rdmalab-bench.XXXXXX") || die "run: mktemp failed"
 	trap 'kill $(jobs -p) 2>/dev/null; wait; rm -rf "$work"' EXIT
@@ -117,10 +129,10 @@ cmd_run() {
 		chunk=
 		for ((run = 1; run <= repeat; run++)); do
 			for w in $waits; do
-				bench_lab4 "$mib" "$file" "$w"
+				traced "lab4-$w" "$mib" bench_lab4 "$mib" "$file" "$w"
 			done
-			bench_ib_write_bw "$mib" "${BENCH_CHUNK:-${chunk:-1048576}}"
-			bench_lab3 "$mib" "$file"
+			traced ib_write_bw "$mib" bench_ib_write_bw "$mib" "${BENCH_CHUNK:-${chunk:-1048576}}"
+			traced lab3 "$mib" bench_lab3 "$mib" "$file"
 		done
 		rm -f "$file"
 	done

@@ -19,12 +19,12 @@ bench_lab4() {
 	wait_opt=(--timeout "$(secs 30 1 "$mib")")
 	timeout "$(secs 60 3 "$mib")" "$lab4" serve -p "$port" "${wait_opt[@]}" >"$raw-serve.log" 2>&1 &
 	spid=$!
-	if ! wait_listening "$port" "$spid"; then
+	if ! rl_wait_port "$port" "$spid" 10; then
 		wait "$spid"
 		failed "$method" "$mib" "lab4 serve exited with status $? before listening: $(tail -n 1 "$raw-serve.log")"
 		return
 	fi
-	out_line=$({ time timeout "$(secs 60 3 "$mib")" "$lab4" send -p "$port" "${wait_opt[@]}" --wait "$wait" \
+	out_line=$({ time env "${client_env[@]}" timeout "$(secs 60 3 "$mib")" "$lab4" send -p "$port" "${wait_opt[@]}" --wait "$wait" \
 		${BENCH_CHUNK:+--chunk "$BENCH_CHUNK"} "$RDMALAB_ADDR" "$file" 2>"$raw-send.err"; } 2>"$raw-send.time")
 	rc=$?
 	wait "$spid"
@@ -110,7 +110,7 @@ bench_lab3() {
 		--max-file-size "${mib}M" --max-window "${mib}M" --mem-budget "${mib}M" \
 		--idle-timeout "$(secs 60 2 "$mib")s" -p "$port" "$RDMALAB_ADDR" >"$raw-receiver.log" 2>&1 &
 	rpid=$!
-	if ! wait_listening "$port" "$rpid"; then
+	if ! rl_wait_port "$port" "$rpid" 10; then
 		wait "$rpid"
 		failed lab3 "$mib" "the receiver exited with status $?: $(tail -n 1 "$raw-receiver.log")"
 		return
@@ -122,7 +122,7 @@ bench_lab3() {
 	t0=$EPOCHREALTIME
 	# Its own --timeout (each wait for the receiver, which hashes the whole
 	# file at once) grows with the file; the outer one catches a hang.
-	{ time timeout "$(secs 60 3 "$mib")" "$lab3" -vv --server "$RDMALAB_ADDR:$port" --file "$file" --id bench \
+	{ time env "${client_env[@]}" timeout "$(secs 60 3 "$mib")" "$lab3" -vv --server "$RDMALAB_ADDR:$port" --file "$file" --id bench \
 		--timeout "$(awk -v t="$(secs 60 1 "$mib")" 'BEGIN { print (t > 3600 ? 3600 : t) }')" 2>&1; } \
 		2>"$raw-sender.time" | stamp_lines >"$raw-sender.log"
 	rc=${PIPESTATUS[0]}
