@@ -21,11 +21,14 @@ where() {
 	fi
 }
 
-# traced_figures DIR: DIR/trace.tsv, a line "method, MiB, packets,
-# retransmissions" for each round captured with TRACE=1 (DIR/trace/
-# METHOD-MIB.pcap), as scripts/trace-decode counts them; nothing without.
+# traced_figures DIR: DIR/trace.tsv, a line "method, MiB, packets per MiB
+# on the wire, retransmissions" for each round captured with TRACE=1
+# (DIR/trace/METHOD-MIB.pcap), as scripts/trace-decode counts them; nothing
+# without. Per MiB of the IP bytes captured, not of the file: ib_write_bw
+# moves its buffer many times, and a capture that lost packets under load
+# lost their bytes too.
 traced_figures() {
-	local dir=$1 pcap name line packets retrans
+	local dir=$1 pcap name line packets bytes retrans
 	: >"$dir/trace.tsv"
 	[ -d "$dir/trace" ] || return 0
 	echo "$prog: TRACE=1: the first round of each sender was captured (headers only) in $dir/trace/; decoding them (tshark)"
@@ -34,9 +37,12 @@ traced_figures() {
 		name=${pcap##*/}
 		name=${name%.pcap}
 		line=$("$kit/scripts/trace-decode" --summary "$pcap")
-		packets=$(sed -n 's/^summary: \([0-9]*\) packets.*/\1/p' <<<"$line")
+		packets=$(sed -n 's/^summary: \([0-9]*\) packets, \([0-9]*\) bytes.*/\1/p' <<<"$line")
+		bytes=$(sed -n 's/^summary: \([0-9]*\) packets, \([0-9]*\) bytes.*/\2/p' <<<"$line")
 		retrans=$(sed -n 's/.*retransmissions seen \([0-9]*\).*/\1/p' <<<"$line")
-		printf '%s\t%s\t%s\t%s\n' "${name%-*}" "${name##*-}" "${packets:-0}" "${retrans:-0}" >>"$dir/trace.tsv"
+		[ "${bytes:-0}" -gt 0 ] || continue
+		printf '%s\t%s\t%s\t%s\n' "${name%-*}" "${name##*-}" \
+			"$(awk -v p="$packets" -v b="$bytes" 'BEGIN { printf "%.0f", p / (b / 1048576) }')" "${retrans:-0}" >>"$dir/trace.tsv"
 	done
 }
 
@@ -97,7 +103,7 @@ cmd_report() {
 				if (!seen[k, s]) note = "no result: the run stopped before it (see the messages above)"
 				if (tr == "") bad++
 				ratio = (tr != "" && bw != "") ? sprintf("%.3f", tr / bw) : ""
-				ppm = (k, s) in pkts ? sprintf("%.0f", pkts[k, s] / s) : ""
+				ppm = (k, s) in pkts ? pkts[k, s] : ""
 				printf "%-13s %8d %13s%s %15s %6s %7s %10s %8s %6s %10s  %s\n", k, s, fmt(tr, 3),
 					traced ? sprintf("  %8s %7s", ppm == "" ? "-" : ppm, (k, s) in rtx ? rtx[k, s] : "-") : "",
 					fmt(r[k, s, 4], 3), ratio == "" ? "-" : ratio, fmt(r[k, s, 5], 2), fmt(r[k, s, 6], 2),
