@@ -347,12 +347,14 @@ bool rf_wait_line(const struct rf_receiver *rf, const char *peer, int timeout_ms
 	for (waited = 0;; waited += 20) {
 		all = rf_read_file(rf->results_path);
 		hit = strstr(all, needle);
-		if (hit) {
+		/* A whole line only: a reader may see a write that crosses a
+		 * page of the file half done (Linux makes no read atomic with
+		 * a write), as a loaded run of this test once did. */
+		end = hit ? strchr(hit, '\n') : NULL;
+		if (end) {
 			while (hit > all && hit[-1] != '\n')
 				hit--;
-			end = strchr(hit, '\n');
-			snprintf(line, size, "%.*s", (int)(end ? end - hit : (long)strlen(hit)),
-				 hit);
+			snprintf(line, size, "%.*s", (int)(end - hit), hit);
 			free(all);
 			return true;
 		}

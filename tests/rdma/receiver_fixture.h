@@ -69,7 +69,7 @@ struct rs_opts rf_sender(const struct rf_receiver *rf, const uint8_t *data, uint
 void rf_expected_key(const struct rf_receiver *rf, const char *id, char key[RCV_KEY_LEN + 1]);
 /* Fill N bytes at BUF with a pattern that depends on SEED. */
 void rf_fill(uint8_t *buf, size_t n, unsigned seed);
-/* Wait up to TIMEOUT_MS for PEER's line in the results log; copy it into LINE. */
+/* Wait up to TIMEOUT_MS for PEER's whole line in the results log; copy it into LINE. */
 bool rf_wait_line(const struct rf_receiver *rf, const char *peer, int timeout_ms, char *line,
 		  size_t size);
 /* Lines in the results log now. */
