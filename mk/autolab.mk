@@ -10,10 +10,6 @@
 autolab:
 	@grader/autolab/bundle -o $(BUILD)/autolab $(if $(LAB),--lab $(LAB))
 
-# make test: a handin graded as Autolab runs the files, as an unprivileged
-# user within autodriver's limits (the kit only: a handout has no
-# tests/grader).
-ifeq ($(HAVE_SOLUTIONS),yes)
-TEST_EXTRAS += --extra "autolab: autograde.tar grades a handin within autodriver's limits; its last line is the scores" \
-	"tests/grader/autolab-test"
-endif
+# make test checks the view and the bundle (mk/grader.mk, after the
+# samples it reads); a job as autodriver runs it, the kit's build included,
+# is tests/grader/autolab-test, by hand.

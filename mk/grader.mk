@@ -42,6 +42,11 @@ TEST_EXTRAS += --extra "grader: class.html, drawn by Chromium, shows class.csv's
 # GitHub Classroom's workflow, and the reporter's JSON of the samples' records.
 TEST_EXTRAS += --extra "grader: GitHub Classroom's workflow, and its reporter's JSON of the samples' records" \
 	"tests/grader/test-classroom"
+# Autolab: the autoresult line of crafted records and of each Lab 3 sample's
+# records, and autograde.tar without solutions (a whole job builds the kit:
+# tests/grader/autolab-test, by hand).
+TEST_EXTRAS += --extra "autolab: the last line of every Lab 3 sample is its records' scores; autograde.tar holds no solutions" \
+	"tests/grader/autolab-test --view $(BUILD)/grader-samples/results-lab3"
 # Kubernetes: the manifests against the API's schema, the driver, and the
 # pod's command for two indexes of a class of two (Lab 0, in the guest).
 TEST_EXTRAS += --extra "grader: Kubernetes' Indexed Job grades submission JOB_COMPLETION_INDEX; gather makes class.csv" \
