@@ -29,8 +29,12 @@ docker-test:
 # A guest kernel lockup (seen once in a few runs) costs a second boot on one
 # CPU, not a failure: docker/test says so. The longest test, in a one-CPU
 # guest: it runs beside the rest of make test (run-tests --beside).
+ifeq ($(TEST_HEAVY),1)
 TEST_EXTRAS += --beside "docker: a key from the receiver container, the grader container's scores" \
 	"$(MAKE) --no-print-directory -s docker-test-if-root"
+else
+TEST_SKIPPED += echo "make test: not run (TEST_HEAVY=1 runs it, or make docker-test): the Docker flows, 20 min or more beside the rest";
+endif
 .PHONY: docker-test-if-root
 docker-test-if-root:
 	@if [ $$(id -u) = 0 ]; then docker/test; \

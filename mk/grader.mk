@@ -49,8 +49,12 @@ TEST_EXTRAS += --extra "autolab: the last line of every Lab 3 sample is its reco
 	"tests/grader/autolab-test --view $(BUILD)/grader-samples/results-lab3"
 # Kubernetes: the manifests against the API's schema, the driver, and the
 # pod's command for two indexes of a class of two (Lab 0, in the guest).
+ifeq ($(TEST_HEAVY),1)
 TEST_EXTRAS += --extra "grader: Kubernetes' Indexed Job grades submission JOB_COMPLETION_INDEX; gather makes class.csv" \
 	"tests/grader/test-kubernetes"
+else
+TEST_SKIPPED += echo "make test: not run (TEST_HEAVY=1 runs it, or tests/grader/test-kubernetes): the Kubernetes pods' grades";
+endif
 endif
 
 .PHONY: grade grade-samples grader-kit
