@@ -127,10 +127,13 @@ rl_capture_start() {
 }
 
 # rl_capture_stop: stop the capture rl_capture_start started and let
-# dumpcap write out what it holds (what was sent has arrived: a link in
-# one machine delivers at once).
+# dumpcap write out what it holds. The kernel hands captured packets over
+# in blocks, each when full or once dumpcap's read timeout (250 ms) is up;
+# a packet in a block not yet handed over when dumpcap stops is lost (a
+# short run lost all of them), so the stop waits a second (scaled) first.
 rl_capture_stop() {
 	[ -n "${rl_capture_pid:-}" ] || return 0
+	sleep "$(rl_scaled 1)"
 	kill -INT "$rl_capture_pid" 2>/dev/null
 	wait "$rl_capture_pid" 2>/dev/null
 	rl_capture_pid=
