@@ -74,7 +74,7 @@ bench_ib_write_bw() {
 
 
 # bench_latency: ib_write_lat, 64 B, 1000 iterations; OUT/latency.tsv gets
-# the typical and average latency.
+# the typical and average latency, or "uncalibrated".
 bench_latency() {
 	local raw=$out/raw/ib_write_lat rc try lat=
 	for try in 1 2 3 4 5 6; do
@@ -84,6 +84,13 @@ bench_latency() {
 		lat=$(perftest_figures "$raw" 64 5 6) && break
 		echo "$prog: ib_write_lat gave no usable figure (try $try of 6; its clock calibration fails under load)" >&2
 	done
+	# perftest times its CPU clock against gettimeofday and gives up below
+	# r^2 0.9: in a guest descheduled by a busy host, every try can. The
+	# transfer figures do not use it: the table says so and goes on.
+	if [ "$rc" = 0 ] && [ -z "$lat" ] && grep -q '^Correlation coefficient r^2' "$raw-client.log"; then
+		echo "uncalibrated" >"$out/latency.tsv"
+		return
+	fi
 	if [ "$rc" != 0 ] || [ -z "$lat" ]; then
 		echo "$prog: ib_write_lat failed (status $rc; see $raw-client.log)" >&2
 		return
