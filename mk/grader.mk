@@ -10,10 +10,8 @@ GRADE_OUT  ?= grade-results
 GRADE_NAME := $(or $(USER),me)
 
 # make test, with the kit's solutions (a handout has neither, nor
-# tests/grader): the samples, then the grader's own tests.
+# tests/grader): the grader's own tests, then the samples.
 ifeq ($(HAVE_SOLUTIONS),yes)
-TEST_EXTRAS += --extra "grader: the sample submissions get their expected scores" \
-	"tests/grader/run-samples --mode $(RDMA_MODE)"
 # make test: lab-check's table and the grader's report keep a message of
 # many lines (a program's output), and make grade on a lab that does not
 # compile: on this machine, no RDMA (a handout has no tests/grader).
@@ -33,6 +31,11 @@ TEST_EXTRAS += --extra "grader: intake of links, devices, absolute and .. paths,
 	"tests/grader/test-intake --mode $(RDMA_MODE)"
 TEST_EXTRAS += --extra "grader: refuses without root or namespaces, one line; --unsafe marks every view" \
 	"tests/grader/test-sandbox --mode $(RDMA_MODE)"
+# The samples last of the grader's own tests: two guests at once, they fill
+# both CPUs, so the second lane of make test (run-tests --beside) is best
+# done by then.
+TEST_EXTRAS += --extra "grader: the sample submissions get their expected scores" \
+	"tests/grader/run-samples --mode $(RDMA_MODE)"
 # After the samples: what they wrote, read back by parsers of each format,
 # and their classes' pages, drawn by Chromium, beside a made-up class.
 TEST_EXTRAS += --extra "grader: results.json, junit.xml and class.csv read back against their formats" \
