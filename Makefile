@@ -127,18 +127,15 @@ TEST_EXTRAS += --extra "the QEMU VM path: a smoke run and the receiver's step ra
 .PHONY: vm-smoke
 vm-smoke:
 	@vm/run-rdma --mode vm -- sh -c '$(BUILD)/tests/rdma/test_smoke && $(BUILD)/tests/rdma/test_receiver_steps'
-# The tests below and the course platforms' and make trace's (mk/) need
-# nothing the rest makes: they run in turn beside it (run-tests --beside),
-# each in a guest of one CPU while the rest has the other.
-TEST_EXTRAS += --beside "vm/uml-run: status, output, shares, timeout, a dying guest, --host-uid" \
+TEST_EXTRAS += --extra "vm/uml-run: status, output, shares, timeout, a dying guest, --host-uid" \
 	"tests/vm/test-uml-run"
-TEST_EXTRAS += --beside "native mode: every lab's solution checked, make demo and make grade, natively where rxe0 is real (in the guest)" \
+TEST_EXTRAS += --extra "native mode: every lab's solution checked, make demo and make grade, natively where rxe0 is real (in the guest)" \
 	"tests/vm/test-native"
-TEST_EXTRAS += --beside "make: the fragments (mk/*.mk) define the same in any order" \
+TEST_EXTRAS += --extra "make: the fragments (mk/*.mk) define the same in any order" \
 	"tests/make/test-fragments"
 # Planted into a copy of each lab's solution (a handout has none).
 ifeq ($(HAVE_SOLUTIONS),yes)
-TEST_EXTRAS += --beside "make check: a handout's listed common error, planted in each lab, shows in its row" \
+TEST_EXTRAS += --extra "make check: a handout's listed common error, planted in each lab, shows in its row" \
 	"tests/make/test-common-errors"
 endif
 

@@ -16,5 +16,5 @@ gradescope:
 # make test: the bundle graded on a fake /autograder (the kit only: a
 # handout has no tests/grader).
 ifeq ($(HAVE_SOLUTIONS),yes)
-TEST_EXTRAS += --beside "gradescope: the bundle sets up and grades a submission" "tests/grader/gradescope-test"
+TEST_EXTRAS += --extra "gradescope: the bundle sets up and grades a submission" "tests/grader/gradescope-test"
 endif

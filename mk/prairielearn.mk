@@ -17,6 +17,6 @@ prairielearn:
 # against PrairieLearn's documented fields (the kit only: a handout has no
 # tests/grader).
 ifeq ($(HAVE_SOLUTIONS),yes)
-TEST_EXTRAS += --beside "prairielearn: the entrypoint grades a lab on a fake /grade (results.json, PrairieLearn's fields)" \
+TEST_EXTRAS += --extra "prairielearn: the entrypoint grades a lab on a fake /grade (results.json, PrairieLearn's fields)" \
 	"tests/grader/prairielearn-test"
 endif

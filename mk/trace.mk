@@ -25,6 +25,6 @@ trace:
 # renderings of its capture (tests/make/test-trace). Solutions needed: not
 # in a handout.
 ifeq ($(HAVE_SOLUTIONS),yes)
-TEST_EXTRAS += --beside "make trace: Lab 2's WRITE rkey and READ, Lab 4's WRITE with Immediate, a wrong rkey's NAK, each as tshark shows it" \
+TEST_EXTRAS += --extra "make trace: Lab 2's WRITE rkey and READ, Lab 4's WRITE with Immediate, a wrong rkey's NAK, each as tshark shows it" \
 	"tests/make/test-trace"
 endif
