@@ -159,8 +159,9 @@ guest_user() {
 	fi
 }
 
-# why_guest_failed LOG: the line of a guest's log that says why it failed.
+# why_guest_failed LOG: the line of a guest's log that says why it failed
+# (not the probe's progress line, which says nothing of an outcome).
 why_guest_failed() {
-	grep -E '^(uml-run|rxe-run|run-rdma|uml-probe|uml-kernel): ' "$1" | tail -n 1 | grep . ||
+	grep -E '^(uml-run|rxe-run|run-rdma|uml-probe|uml-kernel): ' "$1" | grep -v '^uml-probe: booting ' | tail -n 1 | grep . ||
 		grep -v -e '^[[:space:]]*$' -e '^rdmalab-grade: --- ' "$1" | tail -n 1
 }
