@@ -93,9 +93,10 @@ rl_debian_keyring() {
 	echo "$k"
 }
 
-# rl_capture_start PCAP [SNAPLEN]: start capturing the RoCEv2 packets (UDP
-# port 4791) that cross a link into PCAP (a pcap file, which every tool
-# opens), in the background; SNAPLEN: bytes kept of each (default all).
+# rl_capture_start PCAP [SNAPLEN [IFACE]]: start capturing the RoCEv2
+# packets (UDP port 4791) that cross a link into PCAP (a pcap file, which
+# every tool opens), in the background; SNAPLEN: bytes kept of each (empty:
+# all); IFACE: that link, both ways, instead of the one picked below.
 # In the kit's guest (RDMALAB_ENV uml or vm): on every link, each packet
 # once, as it arrives ("any", inbound only: rxe stamps each packet it makes
 # with the monotonic clock, kernel 6.12, and the capture keeps that stamp
@@ -104,23 +105,23 @@ rl_debian_keyring() {
 # ways, with the caller's rights, which this never changes. Sets
 # rl_capture_pid. Returns 1, with one line, when no capture starts.
 rl_capture_start() {
-	local pcap=$1 iface filter why
+	local pcap=$1 iface=${3:-} filter="udp port 4791" why
 	rl_capture_pid= rl_capture_log=$pcap.dumpcap
 	command -v dumpcap >/dev/null ||
 		{ echo "capture: no dumpcap here: install the trace packages (scripts/deps install trace)" >&2; return 1; }
-	case ${RDMALAB_ENV:-native} in
-	uml | vm) iface=any filter="inbound and udp port 4791" ;;
+	case ${iface:+given}:${RDMALAB_ENV:-native} in
+	given:*) ;;
+	:uml | :vm) iface=any filter="inbound and udp port 4791" ;;
 	*)
 		read -r iface <"/sys/class/infiniband/$RDMALAB_DEVICE/ports/${RDMALAB_IB_PORT:-1}/gid_attrs/ndevs/$RDMALAB_GID_INDEX" 2>/dev/null
-		[ -n "$iface" ] || { echo "capture: $RDMALAB_DEVICE's GID $RDMALAB_GID_INDEX has no network device to capture on (not RoCE?)" >&2; return 1; }
-		filter="udp port 4791" ;;
+		[ -n "$iface" ] || { echo "capture: $RDMALAB_DEVICE's GID $RDMALAB_GID_INDEX has no network device to capture on (not RoCE?)" >&2; return 1; } ;;
 	esac
 	dumpcap -q -P -i "$iface" -f "$filter" ${2:+-s "$2"} -w "$pcap" 2>"$rl_capture_log" &
 	rl_capture_pid=$!
 	# Capturing once it names its file, which it makes after it has opened
 	# the link with its filter.
 	for _ in {1..100}; do
-		grep -q '^File:' "$rl_capture_log" && { rm -f "$rl_capture_log"; return 0; }
+		grep -q '^File:' "$rl_capture_log" && return 0
 		kill -0 "$rl_capture_pid" 2>/dev/null || break
 		sleep 0.05
 	done
@@ -142,10 +143,21 @@ rl_capture_start() {
 # in blocks, each when full or once dumpcap's read timeout (250 ms) is up;
 # a packet in a block not yet handed over when dumpcap stops is lost (a
 # short run lost all of them), so the stop waits a second (scaled) first.
+# Sets rl_capture_received and rl_capture_dropped, dumpcap's own counts;
+# packets the kernel dropped because dumpcap fell behind (a busy machine)
+# are said in one line: the capture lacks them.
 rl_capture_stop() {
 	[ -n "${rl_capture_pid:-}" ] || return 0
+	local line re="^Packets received/dropped on interface '(.*)': ([0-9]+)/([0-9]+) "
 	sleep "$(rl_scaled 1)"
 	kill -INT "$rl_capture_pid" 2>/dev/null
 	wait "$rl_capture_pid" 2>/dev/null
-	rl_capture_pid=
+	rl_capture_pid= rl_capture_received= rl_capture_dropped=
+	[ -f "$rl_capture_log" ] && while IFS= read -r line; do
+		[[ $line =~ $re ]] || continue
+		rl_capture_received=${BASH_REMATCH[2]} rl_capture_dropped=${BASH_REMATCH[3]}
+		[ "$rl_capture_dropped" = 0 ] ||
+			echo "capture: $rl_capture_dropped of $rl_capture_received packets on ${BASH_REMATCH[1]} were dropped (the machine was too busy for dumpcap): the capture lacks them" >&2
+	done <"$rl_capture_log"
+	rm -f "$rl_capture_log"
 }

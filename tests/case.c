@@ -42,16 +42,28 @@ struct rl_case_priv {
 	char message[RL_MESSAGE_MAX];
 	bool failed;
 	int pid;            /* the act's, while it holds; 0 otherwise */
+	bool hung;          /* a program the setup or check ran took the whole limit */
 	sigjmp_buf *escape; /* where rl_case_abort() returns to, in a setup or check */
 };
 
 /* The running case, for rl_graded_test(), rl_case_abort() and say.c. */
 static struct rl_case *running;
 static const struct rl_graded *running_test;
+static bool running_after_a_hang;
 
 const struct rl_graded *rl_graded_test(void)
 {
 	return running_test;
+}
+
+bool rl_graded_after_a_hang(void)
+{
+	return running_after_a_hang;
+}
+
+double rl_graded_limit(void)
+{
+	return rl_case_limit(running_test, running_after_a_hang);
 }
 
 const char *rl_running_test_name(void)
@@ -62,6 +74,12 @@ const char *rl_running_test_name(void)
 static struct rl_case_priv *priv(struct rl_case *c)
 {
 	return c->priv;
+}
+
+void rl_graded_hung(void)
+{
+	if (running)
+		priv(running)->hung = true;
 }
 
 static long long now_ms(void)
@@ -674,6 +692,7 @@ void rl_run_case(const struct rl_graded *g, bool after_a_hang, struct rl_result 
 	}
 	running = &c;
 	running_test = g;
+	running_after_a_hang = after_a_hang;
 	if (g->setup)
 		guarded(g->setup, &c);
 	if (!p.failed && g->act)
@@ -682,7 +701,7 @@ void rl_run_case(const struct rl_graded *g, bool after_a_hang, struct rl_result 
 		guarded(g->check, &c);
 	*r = (struct rl_result){
 		.result = p.failed ? "FAIL" : "pass",
-		.hung = hung,
+		.hung = hung || p.hung,
 	};
 	r->said = said_lines(&c, output);
 	r->message = strdup(p.message);

@@ -111,6 +111,13 @@ struct rl_hidden {
 
 /* The graded test running now (setup, act or check), in any process. */
 const struct rl_graded *rl_graded_test(void);
+/* Its time limit in seconds, before the multiplier: a quarter of it once a
+ * test before it in its step hung (rl_graded_after_a_hang). */
+double rl_graded_limit(void);
+bool rl_graded_after_a_hang(void);
+/* In a setup or check: a program it ran took the whole limit, so its step
+ * counts as hung, as when an act does. */
+void rl_graded_hung(void);
 
 /* In the act: say what the lab's code did (each NAME once). */
 void rl_say_int(const char *name, long long v);

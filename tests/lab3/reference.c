@@ -37,7 +37,6 @@ static struct {
 	struct rf_receiver rf; /* the grader's: addr, port and results_path only */
 	int skip;              /* lines in its results log before the test */
 	long long deadline_ms; /* the end of the test's limit, for the programs a check runs */
-	bool quartered;        /* that limit is a quarter: a test before it in its step hung */
 	int nfiles;
 	struct {
 		char path[64];
@@ -45,14 +44,6 @@ static struct {
 		uint8_t *bytes; /* what setup wrote: the check hashes these */
 	} file[REF_MAX_FILES];
 } ref;
-
-/*
- * The step whose check ran a program into its time limit: as the runner
- * does for acts, the step's later tests get a quarter of theirs, so that a
- * program that hangs costs its limit about once a step, not once a test.
- */
-static int ref_hung_step;
-#define REF_AFTER_A_HANG 4
 
 static long long ref_now_ms(void)
 {
@@ -211,7 +202,6 @@ void ref_setup(struct rl_case *c, const uint64_t *sizes, int n)
 	static bool registered;
 	const struct rl_graded *g = rl_graded_test();
 	struct ref_in *in = c->in;
-	double limit = RL_TEST_TIMEOUT_RDMA;
 	int i;
 
 	ref_cleanup();
@@ -228,13 +218,8 @@ void ref_setup(struct rl_case *c, const uint64_t *sizes, int n)
 	for (i = 0; i < n; i++)
 		ref_make_file(in, i, sizes[i]);
 	ref_random_id(in->id);
-	if (g->limit && g->limit < limit)
-		limit = g->limit;
-	if (ref_hung_step == g->step) {
-		limit /= REF_AFTER_A_HANG;
-		ref.quartered = true;
-	}
-	ref.deadline_ms = ref_now_ms() + rf_timeout_ms((int)(limit * 1000));
+	/* The runner's limit: a quarter once its step hung, in an act or a check. */
+	ref.deadline_ms = ref_now_ms() + rf_timeout_ms((int)(rl_graded_limit() * 1000));
 }
 
 void ref_sha256_hex(int i, char hex[65])
@@ -479,9 +464,10 @@ const char *ref_sender_timeout(void)
 
 const char *ref_limit_note(void)
 {
-	return ref.quartered ? " (a test before it in this step hung, so it had a quarter of the "
-			       "time limit)" :
-			       "";
+	return rl_graded_after_a_hang() ?
+		       " (a test before it in this step hung, so it had a quarter of the "
+		       "time limit)" :
+		       "";
 }
 
 int ref_check_ms_left(void)
@@ -540,7 +526,7 @@ void ref_run_sender(int i, const char *id, const char *timeout, int limit_ms, st
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
 			status = -1;
-			ref_hung_step = rl_graded_test()->step;
+			rl_graded_hung();
 			break;
 		}
 		usleep(20000);
