@@ -312,3 +312,29 @@ RL_GRADED(calls_the_kits_own_step, .step = 9, .points = 1, .act = borrows_the_ki
 /* In another step's act, the same function is there (a fixture may run it). */
 RL_GRADED(uses_the_kits_step_in_another_step, .step = 10, .points = 1, .act = borrows_the_kits_step,
 	  .check = wants_42);
+
+/*
+ * A check that ran a program into the test's limit says so (Lab 3's
+ * reference does): its step counts as hung, as after an act's hang...
+ */
+static void a_program_it_ran_hung(struct rl_case *c)
+{
+	rl_graded_hung();
+	rl_expect(c, false, "the program ran out of the time limit");
+}
+
+RL_GRADED(sees_its_program_hang, .step = 11, .points = 1, .act = say_42,
+	  .check = a_program_it_ran_hung);
+
+/* ...so the step's next test has a quarter of its limit, which its setup reads. */
+static void reads_its_limit(struct rl_case *c)
+{
+	double full = RL_TEST_TIMEOUT_RDMA;
+
+	rl_expect(c, rl_graded_after_a_hang() && rl_graded_limit() == full / 4,
+		  "expected a quarter of %g s after the step's hang, got %g s (after a hang: %d)",
+		  full, rl_graded_limit(), rl_graded_after_a_hang());
+}
+
+RL_GRADED(has_a_quarter_after_a_program_hang, .step = 11, .points = 1, .act = say_42,
+	  .check = reads_its_limit);
