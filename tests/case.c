@@ -46,6 +46,10 @@ struct rl_case_priv {
 	sigjmp_buf *escape; /* where rl_case_abort() returns to, in a setup or check */
 };
 
+/* Why a test had a quarter of its limit, after "Test timeout expired" and the like. */
+#define AFTER_A_HANG_NOTE                                                                          \
+	" (a test before it in this step hung, so it had a quarter of the time limit)"
+
 /* The running case, for rl_graded_test(), rl_case_abort() and say.c. */
 static struct rl_case *running;
 static const struct rl_graded *running_test;
@@ -64,6 +68,11 @@ bool rl_graded_after_a_hang(void)
 double rl_graded_limit(void)
 {
 	return rl_case_limit(running_test, running_after_a_hang);
+}
+
+const char *rl_graded_limit_note(void)
+{
+	return running_after_a_hang ? AFTER_A_HANG_NOTE : "";
 }
 
 const char *rl_running_test_name(void)
@@ -470,10 +479,6 @@ static void append(char *buf, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
-#define SHORT_TIMEOUT                                                                              \
-	"Test timeout expired (a test before it in this step hung, so it had a quarter of the "    \
-	"time limit)"
-
 /*
  * Once a test of a step hangs to its limit, the step's other tests get this
  * share of it: a step whose function never returns costs its limit about
@@ -667,7 +672,7 @@ static bool run_act(struct rl_case *c, bool after_a_hang, char **output)
 	a.output_buf[a.output_len] = '\0';
 	*output = strdup(a.output_buf);
 	if (status == -1)
-		case_fail(c, "%s", after_a_hang ? SHORT_TIMEOUT : "Test timeout expired");
+		case_fail(c, "Test timeout expired%s", after_a_hang ? AFTER_A_HANG_NOTE : "");
 	else if (!a.ended || a.garbage || a.abort_text || !WIFEXITED(status) || WEXITSTATUS(status))
 		ended_badly(c, &a, status, a.output_buf);
 	else if (!a.held && c->g->check)

@@ -115,6 +115,8 @@ const struct rl_graded *rl_graded_test(void);
  * test before it in its step hung (rl_graded_after_a_hang). */
 double rl_graded_limit(void);
 bool rl_graded_after_a_hang(void);
+/* "" or, after a hang, the words that say why the limit was a quarter. */
+const char *rl_graded_limit_note(void);
 /* In a setup or check: a program it ran took the whole limit, so its step
  * counts as hung, as when an act does. */
 void rl_graded_hung(void);

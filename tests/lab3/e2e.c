@@ -66,7 +66,7 @@ static void e2e_check(struct rl_case *c, enum e2e_expect expect)
 	if (rl_expect(c, run.status != -1,
 		      "expected the sender to end within the test's limit, it was still running "
 		      "after %.0f s: killed%s",
-		      run.seconds, ref_limit_note())) {
+		      run.seconds, rl_graded_limit_note())) {
 		if (expect == E2E_KEY)
 			ref_expect_key(c, &run, 0, in->id, &line);
 		else

@@ -462,14 +462,6 @@ const char *ref_sender_timeout(void)
 	return s;
 }
 
-const char *ref_limit_note(void)
-{
-	return rl_graded_after_a_hang() ?
-		       " (a test before it in this step hung, so it had a quarter of the "
-		       "time limit)" :
-		       "";
-}
-
 int ref_check_ms_left(void)
 {
 	long long left = ref.deadline_ms - ref_now_ms();
@@ -591,7 +583,7 @@ bool ref_expect_failure(struct rl_case *c, const struct ref_run *run, const char
 {
 	return rl_expect(c, run->status != -1,
 			 "%s: expected an exit, the sender was still running after %.0f s%s", what,
-			 run->seconds, ref_limit_note()) &&
+			 run->seconds, rl_graded_limit_note()) &&
 	       rl_expect(c, run->status != 0, "%s: expected a non-zero exit, got 0; stdout:\n%s",
 			 what, run->out) &&
 	       rl_expect(c, strstr(run->err, want), "%s: expected \"%s\" on stderr, got:\n%s", what,

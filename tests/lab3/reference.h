@@ -112,12 +112,10 @@ void ref_random_id(char id[RL_PROTO_MAX_ID + 1]);
 
 /*
  * Check: the milliseconds left of the running test's limit (.limit, or the
- * RDMA tests' limit, scaled; a quarter of it once a program of the step ran
- * into its limit), counted from the end of setup.
+ * RDMA tests' limit, scaled; a quarter of it once a test of the step hung, in its act
+ * or a program its check ran: rl_graded_limit), counted from the end of setup.
  */
 int ref_check_ms_left(void);
-/* Check: "" or, when that limit is a quarter, a note that says why (for messages). */
-const char *ref_limit_note(void);
 /* Check: run the lab3 program on file I as ID with --timeout TIMEOUT (seconds), for at most LIMIT_MS. */
 void ref_run_sender(int i, const char *id, const char *timeout, int limit_ms, struct ref_run *run);
 /* REF_WAIT_MS, scaled, in whole seconds: the lab3 program's --timeout. */
