@@ -11,6 +11,8 @@
  * traps (ud2: SIGILL) in the act's own copy of the program's pages. The
  * page goes back to read and execute; making it writable and executable
  * again, or mapping code anew, is what the lockdown kills.
+ * tests/unit/test_hide.c proves it on the host's kernel, which enforces
+ * no-execute as User-Mode Linux does not.
  *
  * A function's size comes from the program's own symbol table
  * (/proc/self/exe: the kit builds with symbols; a handout's archives keep
@@ -93,7 +95,13 @@ static size_t size_of(const struct symtab *t, const void *fn)
 	return 0;
 }
 
-/* Overwrites SIZE bytes at FN with ud2 traps, in this process's copy of its pages. */
+/*
+ * Overwrites SIZE bytes at FN with traps, in this process's copy of its
+ * pages. The pages stay executable while they are written: the code doing
+ * the writing (this file, libc) may share a page with a hidden function,
+ * and a kernel that enforces no-execute (any but User-Mode Linux) would
+ * stop it there (Lab 2's tests did, on every real kernel).
+ */
 static int poison(void *fn, size_t size)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -101,7 +109,7 @@ static int poison(void *fn, size_t size)
 	size_t len = (uintptr_t)fn + size - start, i;
 	uint8_t *p = fn;
 
-	if (mprotect((void *)start, len, PROT_READ | PROT_WRITE))
+	if (mprotect((void *)start, len, PROT_READ | PROT_WRITE | PROT_EXEC))
 		return -errno;
 #if defined(__x86_64__)
 	for (i = 0; i + 1 < size; i += 2) {
@@ -114,6 +122,7 @@ static int poison(void *fn, size_t size)
 	(void)i;
 	memset(p, 0, size); /* aarch64: udf #0 */
 #endif
+	__builtin___clear_cache((char *)p, (char *)p + size);
 	if (mprotect((void *)start, len, PROT_READ | PROT_EXEC))
 		return -errno;
 	return 0;
