@@ -33,7 +33,8 @@ ifeq ($(TEST_HEAVY),1)
 TEST_EXTRAS += --beside "docker: a key from the receiver container, the grader container's scores" \
 	"$(MAKE) --no-print-directory -s docker-test-if-root"
 else
-TEST_SKIPPED += echo "make test: not run (TEST_HEAVY=1 runs it, or make docker-test): the Docker flows, 20 min or more beside the rest";
+TEST_EXTRAS += --skip "docker: a key from the receiver container, the grader container's scores" \
+	"TEST_HEAVY=1 runs it (or make docker-test): 20 min or more beside the rest"
 endif
 .PHONY: docker-test-if-root
 docker-test-if-root:

@@ -16,7 +16,8 @@ ifeq ($(TEST_HEAVY),1)
 TEST_EXTRAS += --beside "portability: Debian 13 in a chroot: make deps, make, unit tests, Lab 3's solution in UML" \
 	"tests/portability/test-debian"
 else
-TEST_SKIPPED += echo "make test: not run (TEST_HEAVY=1 runs it, or tests/portability/test-debian): Debian 13 in a chroot, 16 min beside the rest";
+TEST_EXTRAS += --skip "portability: Debian 13 in a chroot: make deps, make, unit tests, Lab 3's solution in UML" \
+	"TEST_HEAVY=1 runs it (or tests/portability/test-debian): 16 min beside the rest"
 endif
 TEST_EXTRAS += --extra "portability: make CC=clang builds without a warning; its unit tests pass" \
 	"$(MAKE) --no-print-directory -s portability-clang"
