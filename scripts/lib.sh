@@ -104,6 +104,34 @@ rl_debian_keyring() {
 	echo "$k"
 }
 
+# rl_debian_apt DIR SUITE: a private apt configuration in DIR that reads
+# only Debian SUITE's main archive (from rl_debian_mirror), its lists
+# fetched; prints the configuration's path, for APT_CONFIG. It leaves the
+# system's sources and packages alone and needs no root: apt-get download
+# with it fetches a package file, checked against the archive's signature.
+# vm/uml-kernel takes its kernel source so, and grader/gradescope/setup.sh
+# what an Ubuntu image's lists lack.
+rl_debian_apt() {
+	local dir=$1 suite=$2 keyring
+	keyring=$(rl_debian_keyring) || return 1
+	mkdir -p "$dir/lists/partial" "$dir/archives/partial" || return 1
+	echo "deb [signed-by=$keyring] $(rl_debian_mirror "$suite") $suite main" >"$dir/sources.list"
+	cat >"$dir/apt.conf" <<CONF
+Dir::Etc::sourcelist "$dir/sources.list";
+Dir::Etc::sourceparts "-";
+Dir::State::lists "$dir/lists";
+Dir::Cache::archives "$dir/archives";
+Dir::Cache::pkgcache "";
+Dir::Cache::srcpkgcache "";
+$([ "$(id -u)" = 0 ] && echo 'APT::Sandbox::User "root";')
+CONF
+	APT_CONFIG=$dir/apt.conf apt-get update -qq >&2 || {
+		echo "apt-get update from Debian $suite ($(rl_debian_mirror "$suite")) failed" >&2
+		return 1
+	}
+	echo "$dir/apt.conf"
+}
+
 # rl_capture_start PCAP [SNAPLEN [IFACE]]: start capturing the RoCEv2
 # packets (UDP port 4791) that cross a link into PCAP (a pcap file, which
 # every tool opens), in the background; SNAPLEN: bytes kept of each (empty:

@@ -10,9 +10,7 @@
 # Environment: AUTOGRADER_ROOT (default /autograder), RDMALAB_CACHE (default
 # AUTOGRADER_ROOT/cache: the kernels and the guest root), RDMALAB_GUEST_SUITE
 # (default trixie: the guest root's Debian release), RDMALAB_DEBIAN_SUITE
-# (default trixie: where the kernel source and the QEMU VM's kernel come
-# from on Ubuntu; bookworm has linux-source-6.12 in its security archive
-# only).
+# (default trixie: where the QEMU VM's kernel comes from on Ubuntu).
 set -euo pipefail
 
 root=${AUTOGRADER_ROOT:-/autograder}
@@ -40,7 +38,6 @@ scripts/deps install build run vm uml gradescope ||
 . scripts/lib.sh
 rl_debian_keyring >/dev/null 2>&1 || apt-get install -y -qq --no-install-recommends debian-archive-keyring >/dev/null ||
 	die "cannot install debian-archive-keyring (needed to check Debian's packages)"
-keyring=$(rl_debian_keyring) || die "no Debian keyring after installing debian-archive-keyring"
 
 # The User-Mode Linux guest runs on a Debian root of its own, made once
 # here; run_autograder finds it with vm/guest-root --cached.
@@ -48,39 +45,14 @@ guest_root=$(vm/guest-root) || die "could not make the guest's Debian root (vm/g
 echo "$prog: the guest's root: $guest_root"
 
 # Debian's archive, through a private apt configuration that leaves the
-# system's sources alone, for what an Ubuntu image's lists lack: the QEMU
-# VM's kernel package and the kernel source User-Mode Linux is built from.
+# system's sources alone (scripts/lib.sh), for what an Ubuntu image's lists
+# lack: the QEMU VM's kernel package. User-Mode Linux's kernel source
+# (vm/uml-source) vm/uml-kernel fetches the same way itself.
 debian_apt= suite=${RDMALAB_DEBIAN_SUITE:-trixie}
 use_debian_apt() {
 	[ -z "$debian_apt" ] || return 0
-	local apt=$RDMALAB_CACHE/debian-apt
-	mkdir -p "$apt/lists/partial" "$apt/archives/partial"
-	echo "deb [signed-by=$keyring] http://deb.debian.org/debian $suite main" >"$apt/sources.list"
-	cat >"$apt/apt.conf" <<CONF
-Dir::Etc::sourcelist "$apt/sources.list";
-Dir::Etc::sourceparts "-";
-Dir::State::lists "$apt/lists";
-Dir::Cache::archives "$apt/archives";
-Dir::Cache::pkgcache "";
-Dir::Cache::srcpkgcache "";
-CONF
-	APT_CONFIG=$apt/apt.conf apt-get update -qq || die "apt-get update from Debian $suite (deb.debian.org) failed"
-	debian_apt=$apt/apt.conf
+	debian_apt=$(rl_debian_apt "$RDMALAB_CACHE/debian-apt" "$suite") || die "cannot reach Debian $suite's archive"
 }
-
-# User-Mode Linux's kernel source (vm/uml-source): an image whose lists lack
-# it (Ubuntu) installs Debian's package file, which is only a tarball in
-# /usr/src; then scripts/deps installs what building it needs.
-uml_source=$(vm/uml-kernel --package)
-if ! dpkg-query -W -f='${Status}' "$uml_source" 2>/dev/null | grep -q ' installed$'; then
-	use_debian_apt
-	echo "$prog: no $uml_source in this image's lists: taking it from Debian $suite" >&2
-	(cd "$RDMALAB_CACHE" && rm -f "$uml_source"_*.deb && APT_CONFIG=$debian_apt apt-get download -qq "$uml_source") &&
-		apt-get install -y -qq --no-install-recommends "$RDMALAB_CACHE/$uml_source"_*.deb >/dev/null ||
-		die "could not install Debian's $uml_source"
-	rm -f "$RDMALAB_CACHE/$uml_source"_*.deb
-	scripts/deps install uml || die "could not install what building the User-Mode Linux kernel needs (scripts/deps list uml)"
-fi
 
 # The VM boots a Debian kernel package: Ubuntu has no linux-image-amd64.
 if [ -z "${RDMALAB_KERNEL_PACKAGE:-}" ] && ! apt-cache show linux-image-amd64 >/dev/null 2>&1; then
