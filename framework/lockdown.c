@@ -4,10 +4,16 @@
  * lifted). A graded test's act (tests/graded.c) and the lab programs the
  * end-to-end tests run (their given main.c) call rl_lockdown(). Refused,
  * by killing the process: a mapping of executable memory (mmap, mprotect
- * or pkey_mprotect with PROT_EXEC), memfd_create, execve and execveat,
- * ptrace, process_vm_readv and process_vm_writev. Code a student writes
- * needs none of them; a submission that wants to run bytes it made, or to
- * reach into the process that grades it, does.
+ * or pkey_mprotect with PROT_EXEC, shmat with SHM_EXEC), memfd_create,
+ * execve and execveat, ptrace, process_vm_readv, process_vm_writev and
+ * process_madvise, io_uring, userfaultfd and remap_file_pages. Code a
+ * student writes needs none of them; a submission that wants to run bytes
+ * it made, to change the program's code under it, or to reach into the
+ * process that grades it, does. madvise's MADV_DONTNEED fails with EPERM
+ * instead (malloc may ask for it, and copes): on the program's code it
+ * would drop the pages tests/hide.c wrote, and the file's bytes would come
+ * back. It is defence in depth: what a test hides is not in the act to
+ * begin with (tests/harness.h).
  *
  * It also drops every capability, from the bounding set too: code run as
  * root (make check as root, in a guest) could otherwise read a parent that
@@ -83,12 +89,27 @@ static int rl_drop_capabilities(void)
 #define RL_KILL BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)
 /* Kill when the system call loaded is CALL. */
 #define RL_DENY(call) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (call), 0, 1), RL_KILL
-/* When it is CALL (mmap-like): kill when argument 2 (prot) has PROT_EXEC. */
-#define RL_DENY_EXEC(call)                                                                         \
+/* When it is CALL: kill when argument ARG has a bit of FLAGS (PROT_EXEC, say). */
+#define RL_DENY_FLAG(call, arg, flags)                                                             \
 	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (call), 0, 4),                                         \
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, RL_ARG_LO(2)),                                  \
-		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1), RL_KILL,                    \
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, RL_ARG_LO(arg)),                                \
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (flags), 0, 1), RL_KILL,                      \
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
+/* When it is CALL: fail with EPERM when argument ARG is VALUE or VALUE2. */
+#define RL_REFUSE_VALUES(call, arg, value, value2)                                                 \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (call), 0, 5),                                         \
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, RL_ARG_LO(arg)),                                \
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (value), 1, 0),                                \
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (value2), 0, 1),                               \
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),                              \
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
+
+#ifndef MADV_DONTNEED_LOCKED
+#define MADV_DONTNEED_LOCKED 24
+#endif
+#ifndef SHM_EXEC
+#define SHM_EXEC 0100000
+#endif
 
 /*
  * RDMALAB_NO_LOCKDOWN=1 skips it, for a debugger or valgrind (which maps
@@ -118,15 +139,23 @@ int rl_lockdown(void)
 		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
 		RL_KILL,
 #endif
-		RL_DENY_EXEC(__NR_mmap),
-		RL_DENY_EXEC(__NR_mprotect),
-		RL_DENY_EXEC(__NR_pkey_mprotect),
+		RL_DENY_FLAG(__NR_mmap, 2, PROT_EXEC),
+		RL_DENY_FLAG(__NR_mprotect, 2, PROT_EXEC),
+		RL_DENY_FLAG(__NR_pkey_mprotect, 2, PROT_EXEC),
+		RL_DENY_FLAG(__NR_shmat, 2, SHM_EXEC),
+		RL_REFUSE_VALUES(__NR_madvise, 2, MADV_DONTNEED, MADV_DONTNEED_LOCKED),
 		RL_DENY(__NR_memfd_create),
 		RL_DENY(__NR_execve),
 		RL_DENY(__NR_execveat),
 		RL_DENY(__NR_ptrace),
 		RL_DENY(__NR_process_vm_readv),
 		RL_DENY(__NR_process_vm_writev),
+		RL_DENY(__NR_process_madvise),
+		RL_DENY(__NR_io_uring_setup),
+		RL_DENY(__NR_io_uring_enter),
+		RL_DENY(__NR_io_uring_register),
+		RL_DENY(__NR_userfaultfd),
+		RL_DENY(__NR_remap_file_pages),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };

@@ -9,7 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* A lab's header defines its number, which each declaration records. */
@@ -194,6 +198,62 @@ static void execs(struct rl_case *c)
 }
 
 RL_GRADED(runs_a_program, .step = 8, .points = 1, .act = execs, .check = wants_42);
+
+/*
+ * The lockdown's probes: each act makes one call the lockdown refuses (a
+ * way to new executable bytes, to the program's own code bytes, or around
+ * the filter), then says 42. The lockdown kills each, so each fails.
+ */
+static void attaches_executable_shared_memory(struct rl_case *c)
+{
+	int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+
+	if (id >= 0) {
+		shmat(id, NULL, SHM_EXEC);
+		shmctl(id, IPC_RMID, NULL);
+	}
+	say_42(c);
+}
+
+RL_GRADED(maps_shared_memory_executable, .step = 8, .points = 1,
+	  .act = attaches_executable_shared_memory, .check = wants_42);
+
+/* A system call by number, with no arguments that matter: the filter decides. */
+#define VICTIM_CALLS(name_, nr_)                                                                   \
+	static void calls_##name_(struct rl_case *c)                                               \
+	{                                                                                          \
+		syscall(nr_, 0, 0, 0, 0, 0);                                                       \
+		say_42(c);                                                                         \
+	}                                                                                          \
+	RL_GRADED(calls_##name_, .step = 8, .points = 1, .act = calls_##name_, .check = wants_42)
+
+VICTIM_CALLS(process_madvise, SYS_process_madvise);
+VICTIM_CALLS(io_uring_setup, SYS_io_uring_setup);
+VICTIM_CALLS(userfaultfd, SYS_userfaultfd);
+VICTIM_CALLS(remap_file_pages, SYS_remap_file_pages);
+
+/*
+ * Drops the act's copy of its own code page, so that the file's bytes would
+ * fault back in (what tests/hide.c wrote gone): refused with EPERM.
+ */
+static void drops_its_code_pages(struct rl_case *c)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *code = (void *)((uintptr_t)say_42 & ~(uintptr_t)(page - 1));
+
+	(void)c;
+	rl_say_int("madvise", madvise(code, (size_t)page, MADV_DONTNEED) ? -errno : 0);
+}
+
+static void wants_it_done(struct rl_case *c)
+{
+	long long got = rl_said_int(c, "madvise");
+
+	rl_expect(c, got == 0, "madvise(MADV_DONTNEED) on its code: expected 0, got %lld", got);
+}
+
+RL_GRADED(drops_its_code_pages, .step = 8, .points = 1, .act = drops_its_code_pages,
+	  .check = wants_it_done);
 
 /* The descriptors of the parent are not the act's: it has 0 to 4, no more. */
 static void writes_fd_5(struct rl_case *c)
