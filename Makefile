@@ -14,6 +14,10 @@ CFLAGS   ?= -O2
 # line (make CFLAGS=-O1 sets the optimisation, not the kit's own flags).
 override CFLAGS   += -g -fno-omit-frame-pointer -fno-optimize-sibling-calls
 override CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -MMD -MP
+# Each function in a section of its own: a test program's hide script
+# gathers by name what its acts must not hold (tests/hide.c), and a lab's
+# program keeps only the framework functions it calls (--gc-sections).
+override CFLAGS   += -ffunction-sections
 override CPPFLAGS += -Iframework $(PKG_CFLAGS)
 override LDLIBS   += $(PKG_LIBS) -lpthread
 
@@ -44,7 +48,7 @@ FW_LIB   := $(if $(FW_SRCS),$(BUILD)/lib,$(KIT_SHIPPED))/librdmalab.a
 # main(). A lab's graded tests are one program, with the graded runner's.
 HARNESS_OBJ := $(BUILD)/tests/harness.o $(BUILD)/tests/main.o
 GRADED_OBJ  := $(BUILD)/tests/harness.o $(BUILD)/tests/graded.o $(BUILD)/tests/case.o \
-	       $(BUILD)/tests/res.o $(BUILD)/tests/hide.o \
+	       $(BUILD)/tests/res.o $(BUILD)/tests/hide.o $(BUILD)/tests/act.o \
 	       $(BUILD)/tests/say.o
 UNIT_TESTS  := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/unit/test_*.c))
 RDMA_TESTS  := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/rdma/test_*.c))

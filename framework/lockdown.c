@@ -4,16 +4,21 @@
  * lifted). A graded test's act (tests/graded.c) and the lab programs the
  * end-to-end tests run (their given main.c) call rl_lockdown(). Refused,
  * by killing the process: a mapping of executable memory (mmap, mprotect
- * or pkey_mprotect with PROT_EXEC, shmat with SHM_EXEC), memfd_create,
- * execve and execveat, ptrace, process_vm_readv, process_vm_writev and
- * process_madvise, io_uring, userfaultfd and remap_file_pages. Code a
- * student writes needs none of them; a submission that wants to run bytes
- * it made, to change the program's code under it, or to reach into the
- * process that grades it, does. madvise's MADV_DONTNEED fails with EPERM
- * instead (malloc may ask for it, and copes): on the program's code it
- * would drop the pages tests/hide.c wrote, and the file's bytes would come
- * back. It is defence in depth: what a test hides is not in the act to
- * begin with (tests/harness.h).
+ * or pkey_mprotect with PROT_EXEC, shmat with SHM_EXEC), a mapping at a
+ * fixed address (mmap with MAP_FIXED or MAP_FIXED_NOREPLACE, mremap with
+ * MREMAP_FIXED), memfd_create, execve and execveat, ptrace,
+ * process_vm_readv, process_vm_writev and process_madvise, io_uring,
+ * userfaultfd and remap_file_pages. Code a student writes needs none of
+ * them; a submission that wants to run bytes it made, to put the program's
+ * file back where the act unmapped the kit's code (tests/hide.c; in
+ * User-Mode Linux, which enforces no no-execute, readable is runnable), or
+ * to reach into the process that grades it, does. madvise's MADV_DONTNEED
+ * fails with EPERM instead (malloc may ask for it, and copes). It is
+ * defence in depth: what a test hides is not in the act to begin with
+ * (tests/harness.h, "What the act holds"), and nothing the act may do
+ * brings it back from its own memory. /proc/self/mem stays open (no
+ * filter sees a path): it reaches only the act's own memory, where the
+ * kit's hidden code is not.
  *
  * It also drops every capability, from the bounding set too: code run as
  * root (make check as root, in a guest) could otherwise read a parent that
@@ -107,6 +112,9 @@ static int rl_drop_capabilities(void)
 #ifndef MADV_DONTNEED_LOCKED
 #define MADV_DONTNEED_LOCKED 24
 #endif
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
 #ifndef SHM_EXEC
 #define SHM_EXEC 0100000
 #endif
@@ -140,6 +148,8 @@ int rl_lockdown(void)
 		RL_KILL,
 #endif
 		RL_DENY_FLAG(__NR_mmap, 2, PROT_EXEC),
+		RL_DENY_FLAG(__NR_mmap, 3, MAP_FIXED | MAP_FIXED_NOREPLACE),
+		RL_DENY_FLAG(__NR_mremap, 3, MREMAP_FIXED),
 		RL_DENY_FLAG(__NR_mprotect, 2, PROT_EXEC),
 		RL_DENY_FLAG(__NR_pkey_mprotect, 2, PROT_EXEC),
 		RL_DENY_FLAG(__NR_shmat, 2, SHM_EXEC),

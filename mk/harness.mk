@@ -12,7 +12,15 @@ build: $(CRASH_VICTIM)
 # main), run by tests/grader/test-graded.
 GRADED_VICTIM := $(BUILD)/tests/unit/graded_victim
 
-$(GRADED_VICTIM): $(BUILD)/tests/unit/graded_victim.o $(GRADED_OBJ) $(FW_LIB)
+# Linked twice, as a lab's: first plain, to write its hide script
+# (tests/hide.c), then with it.
+$(GRADED_VICTIM)-plain: $(BUILD)/tests/unit/graded_victim.o $(GRADED_OBJ) $(FW_LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(GRADED_VICTIM).hide.ld: $(GRADED_VICTIM)-plain
+	@$< --hide-script >$@.tmp && mv $@.tmp $@ || { rm -f $@.tmp; exit 1; }
+
+$(GRADED_VICTIM): $(BUILD)/tests/unit/graded_victim.o $(GRADED_OBJ) $(FW_LIB) $(GRADED_VICTIM).hide.ld
+	$(CC) $(CFLAGS) -Wl,-T,$(GRADED_VICTIM).hide.ld -o $@ $(filter-out %.ld,$^) $(LDLIBS)
 
 build: $(GRADED_VICTIM)

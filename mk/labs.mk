@@ -38,13 +38,21 @@ $(BUILD)/$(1)/lab$(2)/tests/%.o: tests/lab$(2)/%.c
 	@mkdir -p $$(@D)
 	$$(CC) $$(CPPFLAGS) -I$(1)/lab$(2) $$(CFLAGS) -c -o $$@ $$<
 
-$$($(1)_lab$(2)_TESTS): $$($(1)_lab$(2)_TEST_OBJS) $$($(1)_lab$(2)_OBJS) $$(GRADED_OBJ) $$(FW_LIB)
-	$$(CC) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
-
+$$($(1)_lab$(2)_TESTS): $$($(1)_lab$(2)_TEST_OBJS) $$($(1)_lab$(2)_OBJS) $$(GRADED_OBJ) $$(FW_LIB) \
+		$(call LAB_HIDE,$(2))
+	$$(CC) $$(CFLAGS) -Wl,-T,$(call LAB_HIDE,$(2)) -o $$@ $$(filter-out %.ld,$$^) $$(LDLIBS)
 
 $$($(1)_lab$(2)_PROG): $(BUILD)/$(1)/lab$(2)/main.o $$($(1)_lab$(2)_OBJS) $$(FW_LIB)
-	$$(CC) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS)
+	$$(CC) $$(CFLAGS) $$(LAB_PROG_LDFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
+# A lab's own program holds what it calls and no more: of the framework,
+# the functions the lab's rules let it call and what those call.
+LAB_PROG_LDFLAGS := -Wl,--gc-sections
+
+# The hide script of lab N's test program (tests/hide.c): what its acts
+# must not hold, gathered into sections they unmap. Written by the rubric's
+# program (below), from the tests' own declarations.
+LAB_HIDE = $(BUILD)/rubric/lab$(1).hide.ld
 $(foreach tree,$(LAB_TREES),$(foreach n,$(LABS),$(eval $(call lab_rules,$(tree),$(n)))))
 
 # The rubric of lab N, its tests and points (`steps --rubric`, one JSON line
@@ -69,9 +77,12 @@ $(call LAB_RUBRIC,$(1)): $(call LAB_RUBRIC_PROG,$(1))
 
 $(call LAB_RECEIVERS,$(1)): $(call LAB_RUBRIC_PROG,$(1))
 	@$$< --receivers >$$@.tmp && mv $$@.tmp $$@ || { rm -f $$@.tmp; exit 1; }
+
+$(call LAB_HIDE,$(1)): $(call LAB_RUBRIC_PROG,$(1))
+	@$$< --hide-script >$$@.tmp && mv $$@.tmp $$@ || { rm -f $$@.tmp; exit 1; }
 endef
 $(foreach n,$(LABS),$(eval $(call rubric_rule,$(n))))
-LAB_RUBRICS := $(foreach n,$(LABS),$(call LAB_RUBRIC,$(n)) $(call LAB_RECEIVERS,$(n)))
+LAB_RUBRICS := $(foreach n,$(LABS),$(call LAB_RUBRIC,$(n)) $(call LAB_RECEIVERS,$(n)) $(call LAB_HIDE,$(n)))
 
 .PHONY: stubs stubs-check labs check watch rules check-labs check-labs-report
 .SECONDARY:

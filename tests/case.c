@@ -4,7 +4,7 @@
  * own, locked down, whose records (say.c) the parent reads while it
  * watches the clock, then the check, then the verdict.
  */
-#define _GNU_SOURCE /* close_range, pipe2 */
+#define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -46,39 +46,9 @@ struct rl_case_priv {
 	sigjmp_buf *escape; /* where rl_case_abort() returns to, in a setup or check */
 };
 
-/* Why a test had a quarter of its limit, after "Test timeout expired" and the like. */
-#define AFTER_A_HANG_NOTE                                                                          \
-	" (a test before it in this step hung, so it had a quarter of the time limit)"
 
-/* The running case, for rl_graded_test(), rl_case_abort() and say.c. */
+/* The running case, for rl_case_abort() and rl_graded_hung(). */
 static struct rl_case *running;
-static const struct rl_graded *running_test;
-static bool running_after_a_hang;
-
-const struct rl_graded *rl_graded_test(void)
-{
-	return running_test;
-}
-
-bool rl_graded_after_a_hang(void)
-{
-	return running_after_a_hang;
-}
-
-double rl_graded_limit(void)
-{
-	return rl_case_limit(running_test, running_after_a_hang);
-}
-
-const char *rl_graded_limit_note(void)
-{
-	return running_after_a_hang ? AFTER_A_HANG_NOTE : "";
-}
-
-const char *rl_running_test_name(void)
-{
-	return running_test ? running_test->name : NULL;
-}
 
 static struct rl_case_priv *priv(struct rl_case *c)
 {
@@ -234,40 +204,6 @@ static void guarded(void (*fn)(struct rl_case *), struct rl_case *c)
 }
 
 /* --- the act's child ------------------------------------------------------ */
-
-/*
- * In the child: stdout and stderr to OUT, the report pipe on fd 3 and the
- * release pipe on fd 4, every other descriptor closed; locked down; then
- * the act, and the record that says it returned.
- */
-static void __attribute__((noreturn))
-rl_act_main(struct rl_case *c, int out, int report, int release)
-{
-	int null = open("/dev/null", O_RDONLY);
-
-	report = fcntl(report, F_DUPFD, 10);
-	release = fcntl(release, F_DUPFD, 10);
-	if (null < 0 || report < 0 || release < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 ||
-	    dup2(out, 2) < 0 || dup2(report, 3) < 0 || dup2(release, 4) < 0)
-		_exit(RL_ACT_LOST);
-	close_range(5, ~0U, 0);
-	rl_act = (struct rl_act_state){ .report_fd = 3, .release_fd = 4, .in_act = true };
-	setpgid(0, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	rl_crash_raw_frames();
-	if (rl_hide_steps(c->g->step)) {
-		rl_say_record(RL_REC_ABORT, "", "could not hide the kit's own steps (hide.c)", 43);
-		_exit(RL_ACT_ABORTED);
-	}
-	if (rl_lockdown()) {
-		rl_say_record(RL_REC_ABORT, "", "could not lock the test's process down (seccomp)",
-			      47);
-		_exit(RL_ACT_ABORTED);
-	}
-	c->g->act(c);
-	rl_say_record(RL_REC_END, "", NULL, 0);
-	_exit(0);
-}
 
 /* The act's run, as the parent sees it. */
 struct act_run {
@@ -479,23 +415,6 @@ static void append(char *buf, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
-/*
- * Once a test of a step hangs to its limit, the step's other tests get this
- * share of it: a step whose function never returns costs its limit about
- * once, not once per test, and a test that does not hang still has many
- * times the seconds it needs (the slowest, Lab 3's programs, take a few).
- */
-#define RL_AFTER_A_HANG 4.0
-
-double rl_case_limit(const struct rl_graded *g, bool after_a_hang)
-{
-	double limit = RL_TEST_TIMEOUT_RDMA;
-
-	if (g->limit && g->limit < limit)
-		limit = g->limit;
-	return after_a_hang ? limit / RL_AFTER_A_HANG : limit;
-}
-
 static double multiplier(void)
 {
 	const char *m = getenv("CK_TIMEOUT_MULTIPLIER");
@@ -672,7 +591,7 @@ static bool run_act(struct rl_case *c, bool after_a_hang, char **output)
 	a.output_buf[a.output_len] = '\0';
 	*output = strdup(a.output_buf);
 	if (status == -1)
-		case_fail(c, "Test timeout expired%s", after_a_hang ? AFTER_A_HANG_NOTE : "");
+		case_fail(c, "Test timeout expired%s", after_a_hang ? RL_AFTER_A_HANG_NOTE : "");
 	else if (!a.ended || a.garbage || a.abort_text || !WIFEXITED(status) || WEXITSTATUS(status))
 		ended_badly(c, &a, status, a.output_buf);
 	else if (!a.held && c->g->check)
@@ -696,8 +615,7 @@ void rl_run_case(const struct rl_graded *g, bool after_a_hang, struct rl_result 
 		exit(2);
 	}
 	running = &c;
-	running_test = g;
-	running_after_a_hang = after_a_hang;
+	rl_act_set_running(g, after_a_hang);
 	if (g->setup)
 		guarded(g->setup, &c);
 	if (!p.failed && g->act)
@@ -719,5 +637,5 @@ void rl_run_case(const struct rl_graded *g, bool after_a_hang, struct rl_result 
 	free(p.said);
 	free(c.in);
 	running = NULL;
-	running_test = NULL;
+	rl_act_set_running(NULL, false);
 }

@@ -23,6 +23,15 @@
  *   PROG --receivers
  *       print the tests that talk to a reference receiver, one per line:
  *       test, the receiver's options (the grader starts those receivers).
+ *   PROG --hide-script
+ *       print the program's hide script, the linker script that gathers
+ *       what its acts must not hold into sections of their own (hide.c):
+ *       the build writes it from a first link of the tests (the rubric's
+ *       program) and links the test program with it.
+ *   PROG --act-memory
+ *       for each step, run an act that reads its own mappings, and check
+ *       that none of the code it must not hold is there: one line per
+ *       step; exits 1 when one is.
  */
 #define _GNU_SOURCE /* asprintf */
 #include <ctype.h>
@@ -52,6 +61,8 @@ struct options {
 	int all;             /* run the tests of a failed step's dependents too */
 	int rubric;          /* print the tests instead of running them */
 	int receivers;       /* print the tests' receivers instead of running them */
+	int hide_script;     /* print the hide script instead of running them */
+	int act_memory;      /* check the acts' memory instead of running the tests */
 	const char *results; /* NULL: results_fd, or stdout */
 	int results_fd;      /* -1: none */
 };
@@ -114,7 +125,7 @@ static void usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [--step K] [--all] [--results FILE | --results-fd N] | --rubric | "
-		"--receivers\n",
+		"--receivers | --hide-script | --act-memory\n",
 		prog);
 	exit(2);
 }
@@ -143,6 +154,10 @@ static struct options parse(int argc, char **argv)
 			o.rubric = 1;
 		else if (strcmp(argv[i], "--receivers") == 0)
 			o.receivers = 1;
+		else if (strcmp(argv[i], "--hide-script") == 0)
+			o.hide_script = 1;
+		else if (strcmp(argv[i], "--act-memory") == 0)
+			o.act_memory = 1;
 		else if (strcmp(argv[i], "--all") == 0)
 			o.all = 1;
 		else if (strcmp(argv[i], "--results") == 0 && i + 1 < argc)
@@ -337,6 +352,59 @@ static void print_receivers(const struct rl_graded **t, size_t n)
 			printf("%s\t%s\n", t[i]->name, t[i]->receiver);
 }
 
+static int print_hide_script(void)
+{
+	char why[512];
+
+	if (rl_hide_script(stdout, why, sizeof(why)) || fflush(stdout)) {
+		fprintf(stderr, "graded: --hide-script: %s\n", why);
+		return 2;
+	}
+	return 0;
+}
+
+static int act_memory_hidden;
+
+static void act_memory_check(struct rl_case *c)
+{
+	act_memory_hidden = rl_hide_check_maps(c);
+}
+
+/*
+ * For each step of the lab's tests, an act of that step (the same child as
+ * every test's, hidden and locked down) says its mappings, and the check
+ * looks for what it must not hold there.
+ */
+static int check_act_memory(const struct rl_graded **t, size_t n)
+{
+	struct rl_graded g = { .name = "act_memory", .points = 1, .act = rl_hide_say_maps,
+			       .check = act_memory_check };
+	struct rl_result r;
+	int bad = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (i > 0 && t[i]->step == t[i - 1]->step)
+			continue;
+		g.lab = t[i]->lab;
+		g.step = t[i]->step;
+		g.file = t[i]->file;
+		g.line = t[i]->line;
+		rl_run_case(&g, false, &r);
+		end_leftovers();
+		if (strcmp(r.result, "pass") == 0)
+			printf("lab %d step %d: none of the %d functions its acts must not hold is in "
+			       "their memory\n",
+			       g.lab, g.step, act_memory_hidden);
+		else
+			printf("lab %d step %d: FAIL: %s\n", g.lab, g.step, r.message);
+		bad |= strcmp(r.result, "pass") != 0;
+		free(r.message);
+		free(r.said);
+	}
+	return bad;
+}
+
 /* A row for test G, skipped because step NEEDS failed. */
 static struct row skipped(const struct rl_graded *g)
 {
@@ -364,12 +432,16 @@ int main(int argc, char **argv)
 		(o.rubric ? print_rubric : print_receivers)(t, n);
 		return 0;
 	}
+	if (o.hide_script)
+		return print_hide_script();
 	rl_harness_start(rl_running_test_name);
 	/* The grader's way (--results-fd): locked down, whatever the environment says. */
 	if (o.results_fd >= 0)
 		unsetenv("RDMALAB_NO_LOCKDOWN");
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	prctl(PR_SET_DUMPABLE, 0);
+	if (o.act_memory)
+		return check_act_memory(t, n);
 	r = calloc(n ? n : 1, sizeof(*r));
 	if (!r) {
 		perror("graded: calloc");

@@ -93,12 +93,30 @@ struct rl_case {
 		__attribute__((used, section("rl_graded"))) = &name_##_grade
 
 /*
- * A fixture's own version of a lab's step, or code only checks use: after
- * its definition, RL_HIDDEN(ref_send_file_info, 2) (0: hidden in every
- * act). In the act of a test of that step its body is overwritten with
- * traps before the lab's code runs (hide.c): the lab's code cannot call it
- * at an address it computes. A test of step K whose act calls the kit's
- * own step K declares none (it would trap).
+ * What the act holds. An act's process holds, when the lab's code first
+ * runs in it:
+ *   - the student's code;
+ *   - the framework's functions (those the lab's rules let the student
+ *     call, and those the fixtures call);
+ *   - the fixtures' versions of the other steps;
+ *   - the act itself, the runner's act side (act.c, say.c, hide.c,
+ *     harness.c) and c->in.
+ * It never holds the fixture's, the framework's or a reference's version
+ * of the step under test, the code of any check or setup, code only checks
+ * use, or the judge's runner (graded.c, case.c, res.c): the test program
+ * is linked with its hide script, which gathers them into page-aligned
+ * sections, and the act unmaps them before the lab's code runs (hide.c).
+ * Checks and setups are found from RL_GRADED; the rest is declared, after
+ * its definition: RL_HIDDEN(ref_send_file_info, 2) for the kit's version
+ * of step 2, RL_HIDDEN(expected_gid_index, 0) for code only checks use. An
+ * act that runs one anyway fails with a crash (it is not there), and one
+ * that is not where the script put it stops every act of the program
+ * (hide.c checks before it unmaps). `steps --act-memory` checks every
+ * step's act from outside. Nor does the act hold a value any expectation
+ * is derived from: setup writes into c->in only what the student's side
+ * may know (a peer's secret goes to the peer by its own channel; see
+ * docs/labs-howto.md). A test of step K whose act calls the kit's own step
+ * K declares none (it would crash).
  */
 struct rl_hidden {
 	const void *fn;

@@ -55,7 +55,8 @@ enum fx_role {
 struct fx_peer_in {
 	uint16_t port;    /* TCP, on 127.0.0.1: fx_peer_start() writes it */
 	uint16_t connect; /* nonzero: connect to 127.0.0.1:CONNECT instead (a program that listens) */
-	uint32_t seed;    /* of the file (RC) */
+	uint32_t seed;    /* RC receiver: of the act's file (the act sends it); an RC sender */
+			  /* makes its own, which only it knows, and reports its SHA-256 */
 	uint64_t size;    /* RC: the file's bytes */
 	uint32_t chunk;   /* RC: bytes per write */
 	bool result; /* RC: end as lab4 does: the receiver sends RESULT, the sender waits for it */
@@ -94,6 +95,7 @@ struct fx_report {
 	int qp_state; /* its QP's at the end (enum ibv_qp_state): ERR after a remote access error */
 	bool result_sent; /* RESULT went to the sender, once every chunk had arrived */
 	/* RC sender: */
+	uint8_t file_sha256[32];   /* of the file it wrote (its own random bytes), unflipped */
 	int sent;                  /* 0, or why its writes failed */
 	uint32_t completed;        /* writes completed */
 	bool got_result;           /* the act's RESULT came, into RESULT */

@@ -332,8 +332,10 @@ static void fx_peer_rc_sender(const struct fx_env *env, const struct fx_peer_in 
 		fx_peer_fail(rep, -EIO, "the RC sender's QP could not be made");
 		goto clean;
 	}
-	fx_fill(rc.buf, in->size, in->seed);
+	/* Its own bytes: nothing the act holds (c->in, the parent's memory) tells what they are. */
+	fx_fill(rc.buf, in->size, fx_random());
 	fx_sha256(rc.buf, in->size, h.sha256);
+	memcpy(rep->file_sha256, h.sha256, sizeof(h.sha256));
 	if (in->flip_hash)
 		h.sha256[0] ^= 0xff;
 	if (lab4_send_hello(fd, &h, FX_TIMEOUT_MS) || lab4_recv_accept(fd, &acc, FX_TIMEOUT_MS) ||

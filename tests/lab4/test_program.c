@@ -67,7 +67,6 @@ static bool send_to_peer(struct rl_case *c, uint64_t size, const char *wait, con
 static bool serve_from_peer(struct rl_case *c, uint64_t size, bool flip, struct side *s)
 {
 	struct fx_peer_in in = {
-		.seed = fx_random(),
 		.size = size,
 		.chunk = CHUNK,
 		.count = lab4_nchunks(size, CHUNK),
@@ -82,12 +81,15 @@ static bool serve_from_peer(struct rl_case *c, uint64_t size, bool flip, struct 
 
 	in.connect = rl_test_free_port();
 	snprintf(port, sizeof(port), "%u", in.connect);
-	fx_file_sha256(size, in.seed, s->sha256);
-	lab4_sha256_hex(s->sha256, s->hex);
 	fx_spawn(args, &p);
 	peer = fx_peer_start(c, &in, FX_RC_SENDER);
 	fx_reap(&p, 60000, &s->run);
-	return fx_peer_report_of(c, peer, &s->peer, "serve", &s->run);
+	if (!fx_peer_report_of(c, peer, &s->peer, "serve", &s->run))
+		return false;
+	/* The file is the peer's own: its SHA-256 comes in its report. */
+	memcpy(s->sha256, s->peer.file_sha256, 32);
+	lab4_sha256_hex(s->sha256, s->hex);
+	return true;
 }
 
 /*

@@ -4,12 +4,15 @@
  * tests/graded.c and case.c. No RDMA.
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <sys/auxv.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
@@ -368,6 +371,80 @@ static void borrows_the_kits_step(struct rl_case *c)
 
 RL_GRADED(calls_the_kits_own_step, .step = 9, .points = 1, .act = borrows_the_kits_step,
 	  .check = wants_42);
+
+/* Code under test that calls a check at its address, for the expected value in its message. */
+static void calls_a_check(struct rl_case *c)
+{
+	void (*volatile check)(struct rl_case *) = wants_43;
+
+	check(c);
+	say_42(c);
+}
+
+RL_GRADED(calls_a_check_for_its_answer, .step = 9, .points = 1, .act = calls_a_check,
+	  .check = wants_42);
+
+/* The pages of the hidden step in the program's file: its file offset, from the loaded one. */
+static off_t page_in_file(uintptr_t page)
+{
+	return (off_t)(page - (uintptr_t)getauxval(AT_PHDR) + sizeof(Elf64_Ehdr));
+}
+
+/*
+ * Code under test that maps the program's file back where the kit's step
+ * was, readable only (User-Mode Linux would run it): the lockdown kills a
+ * mapping at a fixed address.
+ */
+static void maps_the_step_back(struct rl_case *c)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t at = (uintptr_t)victim_ref_step9 & ~(uintptr_t)(page - 1);
+	int fd = open("/proc/self/exe", O_RDONLY);
+
+	mmap((void *)at, (size_t)page, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, page_in_file(at));
+	borrows_the_kits_step(c);
+}
+
+RL_GRADED(maps_the_kits_step_back_from_the_file, .step = 9, .points = 1,
+	  .act = maps_the_step_back, .check = wants_42);
+
+/* The same, mapped elsewhere first and then moved there (mremap): killed too. */
+static void moves_the_step_back(struct rl_case *c)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t at = (uintptr_t)victim_ref_step9 & ~(uintptr_t)(page - 1);
+	int fd = open("/proc/self/exe", O_RDONLY);
+	void *p = mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE, fd, page_in_file(at));
+
+	if (p != MAP_FAILED)
+		mremap(p, (size_t)page, (size_t)page, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)at);
+	borrows_the_kits_step(c);
+}
+
+RL_GRADED(moves_the_kits_step_back_from_the_file, .step = 9, .points = 1,
+	  .act = moves_the_step_back, .check = wants_42);
+
+/* Code under test that writes where the kit's step was through /proc/self/mem: nothing is there. */
+static void writes_where_the_step_was(struct rl_case *c)
+{
+	static const uint8_t ret42[] = { 0xb8, 42, 0, 0, 0, 0xc3 }; /* mov $42, %eax; ret */
+	int fd = open("/proc/self/mem", O_RDWR);
+	ssize_t n = pwrite(fd, ret42, sizeof(ret42), (off_t)(uintptr_t)victim_ref_step9);
+
+	(void)c;
+	rl_say_int("errno", n < 0 ? errno : 0);
+}
+
+static void wants_eio(struct rl_case *c)
+{
+	long long e = rl_said_int(c, "errno");
+
+	rl_expect(c, e == EIO, "expected EIO writing where the kit's step was, got %lld (%s)", e,
+		  strerror((int)e));
+}
+
+RL_GRADED(writes_where_the_kits_step_was_through_proc_mem, .step = 9, .points = 1,
+	  .act = writes_where_the_step_was, .check = wants_eio);
 
 /* In another step's act, the same function is there (a fixture may run it). */
 RL_GRADED(uses_the_kits_step_in_another_step, .step = 10, .points = 1, .act = borrows_the_kits_step,
