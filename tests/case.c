@@ -512,8 +512,9 @@ static void ended_badly(struct rl_case *c, struct act_run *a, int status, const 
 		case_fail(
 			c,
 			"the test's process was killed for a system call graded code may not make "
-			"(an executable mapping, execve, ptrace, memfd_create, a way into a "
-			"process's memory, io_uring or userfaultfd; see docs/rules.md)");
+			"(an executable mapping or one at a fixed address, execve, ptrace, "
+			"memfd_create, a way into a process's memory, io_uring or userfaultfd; see "
+			"docs/rules.md)");
 	} else if (WIFSIGNALED(status)) {
 		char report[4096] = "";
 
