@@ -82,11 +82,12 @@ grade:
 
 # What grader/rdmalab-grade builds in the kit before any lab: the receiver,
 # the libraries the step tests link (Lab 3's link the receiver's), and the
-# rubric and receivers (mk/labs.mk) of each lab it grades (GRADER_LABS,
-# default all), which it grades with.
+# rubric, receivers and hide script (mk/labs.mk) of each lab it grades
+# (GRADER_LABS, default all), which it grades with and links the tests with.
 grader-kit:
 	@$(MAKE) --no-print-directory $(RECEIVER_BIN) $(FW_LIB) $(GRADED_OBJ) $(LAB3_LINK) kits \
-		$(foreach n,$(or $(GRADER_LABS),$(LABS)),$(call LAB_RUBRIC,$(n)) $(call LAB_RECEIVERS,$(n)))
+		$(foreach n,$(or $(GRADER_LABS),$(LABS)),$(call LAB_RUBRIC,$(n)) $(call LAB_RECEIVERS,$(n)) \
+		$(call LAB_HIDE,$(n)))
 
 grade-samples: build
 	@tests/grader/run-samples --mode $(RDMA_MODE)

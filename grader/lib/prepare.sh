@@ -105,7 +105,7 @@ prepare_one() {
 		ln -s "$kit/$f" "$w/tree/$f"
 	done
 	cp -rp "$kit/labs" "$w/tree/labs"
-	for f in bin framework lib receiver tests kits; do
+	for f in bin framework lib receiver tests kits rubric; do
 		[ -d "$kit/build/$f" ] || continue # kits: not in a handout, which ships them built
 		cp -al "$kit/build/$f" "$w/tree/build/" 2>/dev/null || cp -a "$kit/build/$f" "$w/tree/build/"
 	done
