@@ -84,7 +84,7 @@ endef
 $(foreach n,$(LABS),$(eval $(call rubric_rule,$(n))))
 LAB_RUBRICS := $(foreach n,$(LABS),$(call LAB_RUBRIC,$(n)) $(call LAB_RECEIVERS,$(n)) $(call LAB_HIDE,$(n)))
 
-.PHONY: stubs stubs-check labs check watch rules check-labs check-labs-report
+.PHONY: stubs stubs-check labs check watch rules check-labs check-labs-report act-memory
 .SECONDARY:
 
 ifeq ($(HAVE_SOLUTIONS),yes)
@@ -138,6 +138,18 @@ watch:
 LAB_RULES = CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" scripts/lab-rules $(1) $(2) $(BUILD)/$(2)/lab$(1)
 rules:
 	@$(call LAB_RULES,$(LAB),$(CHECK_TREE))
+
+# make act-memory: every lab's test program (stubs and solutions) shows,
+# step by step, that its acts hold none of what they must not (`steps
+# --act-memory`, tests/hide.c). No RDMA: make test runs it on this
+# machine's kernel, which enforces no-execute.
+ACT_MEMORY_PROGS := $(foreach tree,$(LAB_TREES),$(foreach n,$(LABS),$($(tree)_lab$(n)_TESTS)))
+act-memory: $(ACT_MEMORY_PROGS)
+	@status=0; for p in $^; do \
+		out=$$($$p --act-memory 2>&1) || { printf '%s: %s\n' "$$p" "$$out" | grep -v 'none of the'; status=1; }; \
+	done; [ $$status = 0 ] && echo "act-memory: $(words $^) test programs, no act holds what it must not"; exit $$status
+TEST_EXTRAS += --extra "labs: no step's act holds the kit's hidden code (steps --act-memory, every lab)" \
+	"$(MAKE) --no-print-directory -s act-memory"
 
 # For CI: labs/ is what solutions/ generate; with the solutions every test
 # passes; on the untouched stubs every test fails. One run for all labs
