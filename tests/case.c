@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,7 +44,6 @@ struct rl_case_priv {
 	bool hung;          /* a program the setup or check ran took the whole limit */
 	sigjmp_buf *escape; /* where rl_case_abort() returns to, in a setup or check */
 };
-
 
 /* The running case, for rl_case_abort() and rl_graded_hung(). */
 static struct rl_case *running;

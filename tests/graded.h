@@ -59,8 +59,6 @@ void rl_case_abort(const char *text) __attribute__((noreturn));
  * one. 0, or -1 with the reason in WHY (of SIZE bytes).
  */
 int rl_hide_steps(int step, char *why, size_t size);
-/* hide.c: whether the function at FN must be hidden in an act of step STEP (0: in every act). */
-bool rl_hidden_in(const void *fn, int step);
 /* hide.c: writes the program's hide script (a linker script) to F: 0, or -1 with the reason in WHY. */
 int rl_hide_script(FILE *f, char *why, size_t size);
 /* hide.c: the act of --act-memory: says /proc/self/maps as "maps". */

@@ -175,13 +175,6 @@ static int hidden_step(const void *fn)
 	return step;
 }
 
-bool rl_hidden_in(const void *fn, int step)
-{
-	int s = hidden_step(fn);
-
-	return s == 0 || (s > 0 && s == step);
-}
-
 /* Calls EACH on every function that must be hidden in some act, once (a check may serve twice). */
 static int each_hidden(int (*each)(const void *fn, int step, void *arg), void *arg)
 {
@@ -337,7 +330,9 @@ static int check_placed(const void *fn, int step, void *arg)
 	sym = symbol_at(h->e, fn);
 	return say_why(h->why, h->size,
 		       "could not hide the kit's own code: %s (step %d) is not in section "
-		       "rl_hide_%d; link the test program with its hide script (mk/labs.mk)",
+		       "rl_hide_%d: the test program was linked without its hide script, or "
+		       "from objects built before the kit compiled with -ffunction-sections "
+		       "(run make clean, then make check again)",
 		       sym ? h->e->names + sym->st_name : "a function", step, step);
 }
 

@@ -119,13 +119,12 @@ static int devices(struct rl_case *c)
 	return (int)rl_said_int(c, "n");
 }
 
-/* Step 4 */
-
 /*
- * The attributes the act said of its device I (named *DEV), once
- * lab0_query_device returned 0; false (the test failed) otherwise.
+ * What the act said of its device I (named *DEV) into ATTR, SIZE bytes,
+ * once the lab's VERB returned 0 for it; false (the test failed) otherwise.
  */
-static bool device_attr(struct rl_case *c, int i, const char **dev, struct ibv_device_attr *attr)
+static bool said_attr(struct rl_case *c, int i, const char *verb, const char **dev, void *attr,
+		      size_t size)
 {
 	char key[32];
 	long long ret;
@@ -134,9 +133,16 @@ static bool device_attr(struct rl_case *c, int i, const char **dev, struct ibv_d
 	if (!*dev)
 		return false;
 	ret = rl_said_int(c, key_of(key, sizeof(key), "ret", i));
-	return rl_expect(c, ret == 0, "expected lab0_query_device to return 0 for %s, got %lld (%s)",
-			 *dev, ret, strerror((int)-ret)) &&
-	       said_struct(c, key_of(key, sizeof(key), "attr", i), attr, sizeof(*attr));
+	return rl_expect(c, ret == 0, "expected %s to return 0 for %s, got %lld (%s)", verb, *dev,
+			 ret, strerror((int)-ret)) &&
+	       said_struct(c, key_of(key, sizeof(key), "attr", i), attr, size);
+}
+
+/* Step 4 */
+
+static bool device_attr(struct rl_case *c, int i, const char **dev, struct ibv_device_attr *attr)
+{
+	return said_attr(c, i, "lab0_query_device", dev, attr, sizeof(*attr));
 }
 
 /* Fails the test unless ibv_devinfo's KEY (a number) of DEV equals GOT. */
@@ -239,23 +245,9 @@ RL_GRADED(node_guid_matches_sysfs, .step = 4, .points = 1, .act = query_device,
 
 /* Step 5 */
 
-/*
- * Port 1's attributes the act said of its device I (named *DEV), once
- * lab0_query_port returned 0; false (the test failed) otherwise.
- */
 static bool port_attr(struct rl_case *c, int i, const char **dev, struct ibv_port_attr *attr)
 {
-	char key[32];
-	long long ret;
-
-	*dev = device_named(c, i);
-	if (!*dev)
-		return false;
-	ret = rl_said_int(c, key_of(key, sizeof(key), "ret", i));
-	return rl_expect(c, ret == 0,
-			 "expected lab0_query_port(port 1) to return 0 for %s, got %lld (%s)", *dev,
-			 ret, strerror((int)-ret)) &&
-	       said_struct(c, key_of(key, sizeof(key), "attr", i), attr, sizeof(*attr));
+	return said_attr(c, i, "lab0_query_port(port 1)", dev, attr, sizeof(*attr));
 }
 
 /* Fails the test unless the number in parentheses of DEV's ibv_devinfo port 1 KEY equals GOT. */
