@@ -28,7 +28,7 @@ docker-test:
 # make test: the Docker test (root only: debootstrap makes the offline base).
 # A guest kernel lockup (seen once in a few runs) costs a second boot on one
 # CPU, not a failure: docker/test says so. The longest test, in a one-CPU
-# guest: it runs beside the rest of make test (run-tests --beside).
+# guest: it runs beside the rest of make test (tests/run.py --beside).
 ifeq ($(TEST_HEAVY),1)
 TEST_EXTRAS += --beside "docker: a key from the receiver container, the grader container's scores" \
 	"$(MAKE) --no-print-directory -s docker-test-if-root"

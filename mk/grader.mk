@@ -32,7 +32,7 @@ TEST_EXTRAS += --extra "grader: intake of links, devices, absolute and .. paths,
 TEST_EXTRAS += --extra "grader: refuses without root or namespaces, one line; --unsafe marks every view" \
 	"tests/grader/test-sandbox --mode $(RDMA_MODE)"
 # The samples last of the grader's own tests: two guests at once, they fill
-# both CPUs, so a test beside them (run-tests --beside, TEST_HEAVY=1's) is
+# both CPUs, so a test beside them (tests/run.py --beside, TEST_HEAVY=1's) is
 # best done by then.
 TEST_EXTRAS += --extra "grader: the sample submissions get their expected scores" \
 	"tests/grader/run-samples --mode $(RDMA_MODE)"

@@ -59,7 +59,7 @@ rl_wait_port() {
 
 # rl_guest_event KIND WHAT: record that a guest hung, died, was killed or
 # was booted again (KIND: hung, died, killed, retried; WHAT: who and why), a
-# line in the file RDMALAB_GUEST_EVENTS names: scripts/run-tests sets it and
+# line in the file RDMALAB_GUEST_EVENTS names: tests/run.py sets it and
 # shows the lines and their count at the end of make test. Nothing when it
 # is unset.
 rl_guest_event() {
@@ -68,7 +68,7 @@ rl_guest_event() {
 }
 
 # rl_skip NAME REASON: a test that cannot run here says so and exits 77:
-# scripts/run-tests counts it as skipped, never as passed, and names it
+# tests/run.py counts it as skipped, never as passed, and names it
 # with REASON at the end of make test (a line in the file RDMALAB_TEST_SKIPS
 # names). Only for what the README does not promise: a test that needs RDMA
 # fails when neither a device nor a guest can be had.
@@ -199,4 +199,37 @@ rl_capture_stop() {
 			echo "capture: $rl_capture_dropped of $rl_capture_received packets on ${BASH_REMATCH[1]} were dropped (the machine was too busy for dumpcap): the capture lacks them" >&2
 	done <"$rl_capture_log"
 	rm -f "$rl_capture_log"
+}
+
+# rl_labs KIT: the kit's labs, one number a line, from its rubric
+# (KIT/build/rubric/labN.jsonl, which make builds): the one list of labs,
+# never a hand-kept one. Returns 1, saying to build, when there is none.
+rl_labs() {
+	local f
+	for f in "$1"/build/rubric/lab*.jsonl; do
+		[ -f "$f" ] || continue
+		f=${f##*/lab}
+		echo "${f%.jsonl}"
+	done | sort -n
+	compgen -G "$1/build/rubric/lab*.jsonl" >/dev/null ||
+		{ echo "no rubric in $1/build/rubric: run make (it builds it)" >&2; return 1; }
+}
+
+# rl_lab_points KIT LAB: what lab LAB's solution earns, the sum of its
+# tests' points in the rubric (a stub earns 0: every test fails on it).
+rl_lab_points() {
+	jq -s 'map(.max) | add // 0' "$1/build/rubric/lab$2.jsonl"
+}
+
+# rl_sample_scores KIT: "SAMPLE LAB SCORE [SANDBOX]" lines, the score each
+# sample submission of the grader's tests must get: the solutions' and the
+# stubs' on every lab, from the rubric, then tests/grader/expected's (the
+# broken samples; comments and blank lines kept, for the reader to skip).
+rl_sample_scores() {
+	local lab
+	for lab in $(rl_labs "$1"); do
+		echo "solutions $lab $(rl_lab_points "$1" "$lab")"
+		echo "stubs $lab 0"
+	done
+	cat "$1/tests/grader/expected"
 }
