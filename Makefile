@@ -138,13 +138,13 @@ TEST_EXTRAS += --extra "vm/uml-run: status, output, shares, timeout, a dying gue
 # The real kernel's proof (QEMU, software-emulated here: about 7 min), in
 # the lane beside the rest: it writes only build/test-native.
 TEST_EXTRAS += --beside "native mode on a real kernel (the QEMU guest): every lab's solution passes and its stub fails, make demo and make grade" \
-	"tests/vm/test-native"
+	"cases tests.vm.test_native"
 # User-Mode Linux on other CPUs (QEMU's Haswell and max: 832 and 2696 bytes
 # of FP/XSTATE): about 7 min of one CPU, in the lane beside the rest.
 TEST_EXTRAS += --beside "vm: UML boots and Lab 0's solution passes on CPUs of other FP/XSTATE sizes (in QEMU)" \
-	"tests/vm/test-cpus"
+	"cases tests.vm.test_cpus"
 TEST_EXTRAS += --extra "make: the fragments (mk/*.mk) define the same in any order" \
-	"tests/make/test-fragments"
+	"cases tests.make.test_fragments"
 # Planted into a copy of each lab's solution (a handout has none).
 ifeq ($(HAVE_SOLUTIONS),yes)
 TEST_EXTRAS += --extra "make check: a handout's listed common error, planted in each lab, shows in its row" \

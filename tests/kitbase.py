@@ -86,6 +86,46 @@ class CommandFailed(AssertionError):
     """A command a test ran did not end as the test expected."""
 
 
+def run(
+    args: Sequence[str | os.PathLike[str]],
+    *,
+    cwd: Path = KIT,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 600,
+    status: int | None = 0,
+    stdin: str | None = None,
+    merge: bool = True,
+) -> subprocess.CompletedProcess[str]:
+    """Run ARGS (no shell), its output kept in .stdout, with its errors
+    (MERGE) or apart in .stderr. Raises
+    CommandFailed, with the command and the end of its output, when its exit
+    status is not STATUS (None: any), or when it still runs after TIMEOUT
+    seconds (scaled): a hang fails too. Usable from setUpClass, where a
+    guest boots once for several cases."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    words = [str(a) for a in args]
+    try:
+        done = subprocess.run(
+            words,
+            cwd=cwd,
+            env=full_env,
+            input=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge else subprocess.PIPE,
+            text=True,
+            errors="replace",
+            timeout=scaled(timeout),
+        )
+    except subprocess.TimeoutExpired as e:
+        out = e.output.decode(errors="replace") if isinstance(e.output, bytes) else (e.output or "")
+        raise CommandFailed(f"{' '.join(words)}: still running after {scaled(timeout)} s\n" + tail(out)) from None
+    if status is not None and done.returncode != status:
+        said = done.stdout + (done.stderr or "")
+        raise CommandFailed(f"{' '.join(words)}: exit {done.returncode}, expected {status}\n" + tail(said))
+    return done
+
+
 class KitCase(unittest.TestCase):
     """The base of every non-C test of the kit."""
 
@@ -108,35 +148,9 @@ class KitCase(unittest.TestCase):
         status: int | None = 0,
         stdin: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        """Run ARGS (no shell), its output kept; fail the test, with the
-        command and the end of its output, when its exit status is not
-        STATUS (None: any). TIMEOUT is scaled, and a hang fails too."""
-        full_env = dict(os.environ)
-        full_env.update(env or {})
-        words = [str(a) for a in args]
-        try:
-            done = subprocess.run(
-                words,
-                cwd=cwd or self.kit,
-                env=full_env,
-                input=stdin,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                errors="replace",
-                timeout=scaled(timeout),
-            )
-        except subprocess.TimeoutExpired as e:
-            raise CommandFailed(
-                f"{' '.join(words)}: still running after {scaled(timeout)} s\n"
-                + tail(e.output if isinstance(e.output, str) else "")
-            ) from None
-        if status is not None and done.returncode != status:
-            raise CommandFailed(
-                f"{' '.join(words)}: exit {done.returncode}, expected {status}\n"
-                + tail(done.stdout)
-            )
-        return done
+        """run() from the kit's folder by default: fails the test when the
+        command does not end as expected."""
+        return run(args, cwd=cwd or self.kit, env=env, timeout=timeout, status=status, stdin=stdin)
 
     def assertIn(self, member: object, container: object, msg: object = None) -> None:
         """assertIn that shows the text it looked in, whole, when it fails."""

@@ -259,7 +259,6 @@ class CaseResult(unittest.TextTestResult):
 def run_cases(modules: list[str]) -> int:
     """The unittest cases of MODULES, here, each reported by a CASE_LINE."""
     sys.path.insert(0, str(KIT))
-    sys.path.insert(0, str(KIT / "tests"))
     suite = unittest.defaultTestLoader.loadTestsFromNames(modules)
     runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=0, resultclass=CaseResult)
     result = runner.run(suite)
