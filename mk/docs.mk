@@ -6,18 +6,13 @@
 # handout the check would fail on what is meant. The kit's run covers the
 # handout's docs: they are the same files. No RDMA, no build needed.
 ifeq ($(HAVE_SOLUTIONS),yes)
-TEST_EXTRAS += --extra "docs: every path, anchor and make target the docs name exists" \
-	"tests/docs/check-paths"
-TEST_EXTRAS += --extra "docs: the docs check reports a broken path, anchor and make target" \
-	"tests/docs/test-check-paths"
-# The docs' measured figures (docs/figures.tsv): each still in its doc, the
-# cheap ones (host only, seconds) rerun within 2x; a time off is shown, not
-# counted (--untimed: speed is make doc-figures' and make bench's to judge,
-# and a Docker test runs beside). Needs the build (the labs' rubrics).
-TEST_EXTRAS += --extra "docs: every figure has its command; the cheap ones rerun within 2x (times shown)" \
-	"scripts/doc-figures --untimed"
-TEST_EXTRAS += --extra "docs: the figures check reports a figure gone from its doc and one off by more than 2x" \
-	"tests/docs/test-doc-figures"
+# Each path, anchor and make target they name exists, and each figure of
+# docs/figures.tsv is still in its doc, the cheap ones (host only, seconds)
+# rerun within 2x; a time off is shown, not counted (--untimed: speed is make
+# doc-figures' and make bench's to judge). Needs the build (the labs'
+# rubrics). And each checker fails on a made-up kit (tests/docs/test_docs.py).
+TEST_EXTRAS += --extra "docs: paths, anchors, make targets and figures hold; each checker can fail" \
+	"cases tests.docs.test_docs"
 endif
 
 # make doc-figures [DOC_FIGURES_ALL=1]: the same check of the figures, on its

@@ -3,7 +3,7 @@
 
     tests/run.py [--mode M] [--unit PROGS] [--rdma PROGS] [--memcheck]
                  [--stubs-check CMD] [--handout-check CMD] [--fuzz CMD]
-                 [--also CMD] [--report CMD] [--cases MODULES]
+                 [--also CMD] [--report CMD]
                  [--extra NAME CMD]... [--beside NAME CMD]...
                  [--skip NAME REASON]...
     tests/run.py --inner --rdma PROGS [--also CMD]     (inside the guest)
@@ -17,14 +17,14 @@ What runs, in order:
 - CMD of --report, --stubs-check, --handout-check, --fuzz and each --extra,
   here, one count each; a CMD that exits 77 was skipped (scripts/lib.sh's
   rl_skip), counted and named with its reason at the end, never as passed;
-- the unittest cases of --cases (modules named as python -m would), each
-  case counted, named and timed; a module's cases run in one process;
+- a CMD "cases MODULE..." (named as python -m would) runs those unittest
+  modules instead, in one process of their own, each case counted, named
+  and timed;
 - the --beside CMDs, one after another in a second lane that starts first,
   beside all the rest (a test in a one-CPU guest leaves the machine's other
   CPU to the other lane); their output is kept and shown, and counted, once
   the rest is done. They must not need what the rest makes, nor make what
-  the rest reads. A --beside CMD "cases MODULE" runs that unittest module
-  there, its cases counted one by one.
+  the rest reads.
 Each CMD is a list of words split on blanks, run as such: no shell (what
 needs one is a make target). Ends with the ten slowest tests, the guests
 that hung, died or booted again, the skipped tests and their reasons, and
@@ -135,7 +135,11 @@ def timed_cmd(name: str, argv: list[str], out: TextIO | None = None,
 
 
 def count_cmd(t: Tally, name: str, cmd: str) -> None:
-    """timed_cmd of CMD's words, counted as one test."""
+    """timed_cmd of CMD's words, counted as one test; a CMD "cases
+    MODULE..." runs those unittest modules, each case counted."""
+    if cmd.startswith("cases "):
+        count_cases(t, cmd[len("cases "):])
+        return
     status, seconds = timed_cmd(name, words(cmd))
     t.count(status)
     t.timed.append(Timed(name, seconds))
@@ -377,7 +381,7 @@ def skips(t: Tally, path: Path) -> None:
 def options(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="tests/run.py", description="run the kit's tests (see the top of tests/run.py)")
     p.add_argument("--mode", default=os.environ.get("RDMALAB_MODE", "auto"))
-    for name in ("unit", "rdma", "also", "report", "stubs-check", "handout-check", "fuzz", "cases"):
+    for name in ("unit", "rdma", "also", "report", "stubs-check", "handout-check", "fuzz"):
         p.add_argument(f"--{name}", default="")
     p.add_argument("--memcheck", action="store_true")
     p.add_argument("--inner", action="store_true")
@@ -439,8 +443,6 @@ def run_main_lane(t: Tally, o: argparse.Namespace, skip_file: Path) -> None:
         rdma_in_guest(t, o.mode, o.rdma, o.also)
     if o.report:
         count_cmd(t, "lab step tests: solutions pass, stubs fail", o.report)
-    if o.cases:
-        count_cases(t, o.cases)
     for name, cmd in o.extra:
         count_cmd(t, name, cmd)
 
