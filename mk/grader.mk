@@ -20,7 +20,7 @@ TEST_EXTRAS += --extra "grader: messages of many lines reach the table and the r
 TEST_EXTRAS += --extra "grader: make grade LAB=0 with a Lab 1 that does not compile" \
 	"tests/grader/test-make-grade"
 TEST_EXTRAS += --extra "grader: a test program's parent decides every result (exit(0), daemons, skips)" \
-	"tests/grader/test-graded"
+	"cases tests.grader.test_graded"
 TEST_EXTRAS += --extra "grader: each test declares its points once; the rubric-only program prints them" \
 	"tests/grader/test-rubric"
 TEST_EXTRAS += --extra "grader: scripts/results shows every field of the records in every view" \

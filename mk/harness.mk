@@ -9,7 +9,7 @@ $(BUILD)/tests/unit/test_crash_report: | $(CRASH_VICTIM)
 build: $(CRASH_VICTIM)
 
 # The graded victim: a lab's test program in miniature (tests/graded.c's
-# main), run by tests/grader/test-graded.
+# main), run by tests/grader/test_graded.py.
 GRADED_VICTIM := $(BUILD)/tests/unit/graded_victim
 
 # Linked twice, as a lab's: first plain, to write its hide script

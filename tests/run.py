@@ -230,34 +230,56 @@ def inner(progs: str, also: str) -> int:
 
 
 class CaseResult(unittest.TextTestResult):
-    """unittest's result, and one CASE_LINE per case for the counting run."""
+    """unittest's result, and one CASE_LINE per case for the counting run:
+    written when the case ends, from the worst of its outcomes (a failed
+    subTest fails its case); an error outside any case (setUpClass) is a
+    line of its own."""
 
     def startTest(self, test: unittest.TestCase) -> None:
         self._t0 = time.monotonic()
+        self._outcome = ("passed", "")
         super().startTest(test)
 
+    def stopTest(self, test: unittest.TestCase) -> None:
+        super().stopTest(test)
+        self._line(test, *self._outcome)
+
     def _line(self, test: unittest.TestCase, result: str, why: str = "") -> None:
-        seconds = time.monotonic() - getattr(self, "_t0", time.monotonic())
-        name = test.id().replace("tests.", "", 1)
+        seconds = max(0.0, time.monotonic() - getattr(self, "_t0", time.monotonic()))
+        name = test.id()
+        holder = re.fullmatch(r"(\w+) \((.+)\)", name)  # "setUpClass (module.Class)"
+        if holder:
+            name = f"{holder.group(2)}.{holder.group(1)}"
+        name = name.replace("tests.", "", 1)
         why = " ".join(why.split())
         self.stream.writeln(f"case-result: {result} {seconds:.1f} {name}{' ' + why if why else ''}")
         self.stream.flush()
 
-    def addSuccess(self, test: unittest.TestCase) -> None:
-        super().addSuccess(test)
-        self._line(test, "passed")
+    def _failed(self, test: unittest.TestCase) -> None:
+        if isinstance(test, unittest.TestCase):
+            self._outcome = ("failed", "")
+        else:  # setUpClass, setUpModule: no case started
+            self._line(test, "failed")
 
     def addFailure(self, test: unittest.TestCase, err: object) -> None:
         super().addFailure(test, err)  # type: ignore[arg-type]
-        self._line(test, "failed")
+        self._failed(test)
 
     def addError(self, test: unittest.TestCase, err: object) -> None:
         super().addError(test, err)  # type: ignore[arg-type]
-        self._line(test, "failed")
+        self._failed(test)
+
+    def addSubTest(self, test: unittest.TestCase, subtest: unittest.TestCase, err: object) -> None:
+        super().addSubTest(test, subtest, err)  # type: ignore[arg-type]
+        if err is not None:
+            self._failed(test)
 
     def addSkip(self, test: unittest.TestCase, reason: str) -> None:
         super().addSkip(test, reason)
-        self._line(test, "skipped", reason)
+        if isinstance(test, unittest.TestCase):
+            self._outcome = ("skipped", reason)
+        else:
+            self._line(test, "skipped", reason)
 
 
 def run_cases(modules: list[str]) -> int:

@@ -1,6 +1,6 @@
 /*
  * graded_victim.c: a lab's test program in miniature, each of its tests
- * one way a test can end, run by tests/grader/test-graded to check
+ * one way a test can end, run by tests/grader/test_graded.py to check
  * tests/graded.c and case.c. No RDMA.
  */
 #define _GNU_SOURCE
@@ -126,7 +126,7 @@ RL_GRADED(hangs_too, .step = 5, .points = 1, .act = hangs, .check = wants_42);
 RL_GRADED(passes_after_the_hangs, .step = 5, .points = 1, .act = say_42, .check = wants_42);
 
 /*
- * Declares a limit under the RDMA tests' (test-graded sets that to 2 s) and
+ * Declares a limit under the RDMA tests' (test_graded.py sets that to 2 s) and
  * takes longer than it, though less than the RDMA tests' limit: it fails.
  */
 static void sleeps_past_a_second(struct rl_case *c)
