@@ -148,7 +148,7 @@ TEST_EXTRAS += --extra "make: the fragments (mk/*.mk) define the same in any ord
 # Planted into a copy of each lab's solution (a handout has none).
 ifeq ($(HAVE_SOLUTIONS),yes)
 TEST_EXTRAS += --extra "make check: a handout's listed common error, planted in each lab, shows in its row" \
-	"tests/make/test-common-errors"
+	"cases tests.make.test_common_errors"
 endif
 
 unit-test: build
