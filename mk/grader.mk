@@ -22,7 +22,7 @@ TEST_EXTRAS += --extra "grader: make grade LAB=0 with a Lab 1 that does not comp
 TEST_EXTRAS += --extra "grader: a test program's parent decides every result (exit(0), daemons, skips)" \
 	"cases tests.grader.test_graded"
 TEST_EXTRAS += --extra "grader: each test declares its points once; the rubric-only program prints them" \
-	"tests/grader/test-rubric"
+	"cases tests.grader.test_rubric"
 TEST_EXTRAS += --extra "grader: scripts/results shows every field of the records in every view" \
 	"tests/grader/test-results"
 TEST_EXTRAS += --extra "grader: a lab's files keep its rules (includes, calls, no constructors, no assembly)" \

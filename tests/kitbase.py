@@ -147,10 +147,11 @@ class KitCase(unittest.TestCase):
         timeout: float = 600,
         status: int | None = 0,
         stdin: str | None = None,
+        merge: bool = True,
     ) -> subprocess.CompletedProcess[str]:
         """run() from the kit's folder by default: fails the test when the
         command does not end as expected."""
-        return run(args, cwd=cwd or self.kit, env=env, timeout=timeout, status=status, stdin=stdin)
+        return run(args, cwd=cwd or self.kit, env=env, timeout=timeout, status=status, stdin=stdin, merge=merge)
 
     def assertIn(self, member: object, container: object, msg: object = None) -> None:
         """assertIn that shows the text it looked in, whole, when it fails."""
