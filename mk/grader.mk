@@ -26,7 +26,7 @@ TEST_EXTRAS += --extra "grader: each test declares its points once; the rubric-o
 TEST_EXTRAS += --extra "grader: scripts/results shows every field of the records in every view" \
 	"tests/grader/test-results"
 TEST_EXTRAS += --extra "grader: a lab's files keep its rules (includes, calls, no constructors, no assembly)" \
-	"tests/grader/test-lab-rules"
+	"cases tests.grader.test_lab_rules"
 TEST_EXTRAS += --extra "grader: intake of links, devices, absolute and .. paths, big files, odd names" \
 	"tests/grader/test-intake --mode $(RDMA_MODE)"
 TEST_EXTRAS += --extra "grader: refuses without root or namespaces, one line; --unsafe marks every view" \
