@@ -134,7 +134,7 @@ TEST_EXTRAS += --extra "the QEMU VM path: a smoke run and the receiver's step ra
 vm-smoke:
 	@vm/run-rdma --mode vm -- sh -c '$(BUILD)/tests/rdma/test_smoke && $(BUILD)/tests/rdma/test_receiver_steps'
 TEST_EXTRAS += --extra "vm/uml-run: status, output, shares, timeout, a dying guest, --host-uid" \
-	"tests/vm/test-uml-run"
+	"cases tests.vm.test_uml_run"
 # The real kernel's proof (QEMU, software-emulated here: about 7 min), in
 # the lane beside the rest: it writes only build/test-native.
 TEST_EXTRAS += --beside "native mode on a real kernel (the QEMU guest): every lab's solution passes and its stub fails, make demo and make grade" \
