@@ -7,7 +7,7 @@
 #   make fuzz         runs the protocol decoder under libFuzzer for
 #                     FUZZ_SECONDS (default 30)
 
-RECEIVER_SRCS := $(filter-out receiver/main.c receiver/refsend.c,$(wildcard receiver/*.c))
+RECEIVER_SRCS := $(filter-out receiver/main.c,$(wildcard receiver/*.c))
 RECEIVER_OBJS := $(RECEIVER_SRCS:%.c=$(BUILD)/%.o)
 RECEIVER_LIB  := $(BUILD)/lib/libreceiver.a
 RECEIVER_BIN  := $(BUILD)/bin/rdmalab-receiver
@@ -18,7 +18,7 @@ RECEIVERS_BIN := $(BUILD)/bin/rdmalab-receivers
 # the code that starts receivers and waits until they listen, the fixture's
 # and rdmalab-receivers'. An archive, so listing it twice is harmless. A
 # handout ships it compiled.
-RECEIVER_TESTKIT_OBJS := $(BUILD)/receiver/refsend.o $(BUILD)/tests/rdma/receiver_fixture.o \
+RECEIVER_TESTKIT_OBJS := $(BUILD)/tests/rdma/refsend.o $(BUILD)/tests/rdma/receiver_fixture.o \
 	$(BUILD)/tests/rdma/receiver_launch.o
 
 $(RECEIVER_LIB): $(RECEIVER_OBJS)
