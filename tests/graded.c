@@ -470,7 +470,8 @@ int main(int argc, char **argv)
 		if (!o.all && t[i]->needs && failed[t[i]->needs])
 			r[nr] = skipped(t[i], "step %d failed", t[i]->needs);
 		else if (!o.all && undone)
-			r[nr] = skipped(t[i], "step %d is still to do: none of its tests passed", undone);
+			r[nr] = skipped(t[i], "step %d is still to do: none of its tests passed",
+					undone);
 		else
 			hung[t[i]->step] |= run_test(t[i], hung[t[i]->step], &r[nr]);
 		ran[t[i]->step] = true;

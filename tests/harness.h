@@ -74,7 +74,7 @@ struct rl_graded {
 	int step;             /* make check LAB=N STEP=k runs the tests of step k */
 	int points;           /* earned when the test passes */
 	int needs;            /* skipped, not run, when this earlier step failed; 0: none */
-	bool whole;           /* runs the whole program: skipped while an earlier step passed no test */
+	bool whole;           /* the whole program's: skipped while a step before passed none */
 	int limit;            /* seconds before the multiplier, if under the RDMA limit; 0: it */
 	const char *receiver; /* the reference receiver's options; NULL: no receiver */
 	void (*setup)(struct rl_case *c);
