@@ -64,7 +64,7 @@ class Victim(KitCase):
         self.assertEqual(1, self.status)
 
     def test_writes_one_json_record_per_test(self) -> None:
-        self.assertEqual(35, len(self.lines))
+        self.assertEqual(36, len(self.lines))
 
     def test_a_test_that_passes(self) -> None:
         self.expect("passes", "pass", 2, "")
@@ -94,6 +94,9 @@ class Victim(KitCase):
     def test_a_test_whose_step_failed_is_skipped_and_says_why(self) -> None:
         self.expect("needs_step_2", "skipped", 0, "step 2 failed")
         self.assertEqual("step 2 failed", self.r["needs_step_2"]["skipped_because"])
+
+    def test_a_whole_program_test_after_a_step_none_of_whose_tests_passed_is_skipped(self) -> None:
+        self.expect("runs_the_whole_program", "skipped", 0, "step 3 is still to do: none of its tests passed")
 
     def test_a_message_quoting_a_results_line_is_kept_whole(self) -> None:
         self.expect("fails_quoting_a_results_line", "FAIL", 0,
@@ -221,7 +224,7 @@ class VictimOptions(KitCase):
         by_name = {x["test"]: x for x in lines}
         self.assertEqual([3, 1, 2], [by_name["needs_step_2"][k] for k in ("step", "max", "needs")])
         self.assertEqual([1, 2, None], [by_name["passes"][k] for k in ("step", "max", "needs")])
-        self.assertEqual([1, 1, 2, 2, 3, 3, 4, 5, 5, 5, 6, 6, 7, 7] + [8] * 13 + [9] * 5 + [10, 11, 11],
+        self.assertEqual([1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 5, 6, 6, 7, 7] + [8] * 13 + [9] * 5 + [10, 11, 11],
                          [x["step"] for x in lines])
 
     def test_receivers_lists_the_one_test_with_a_receiver(self) -> None:
