@@ -35,7 +35,7 @@ TEST_EXTRAS += --extra "grader: refuses without root or namespaces, one line; --
 # both CPUs, so a test beside them (tests/run.py --beside, TEST_HEAVY=1's) is
 # best done by then.
 TEST_EXTRAS += --extra "grader: the sample submissions get their expected scores" \
-	"tests/grader/run-samples --mode $(RDMA_MODE)"
+	"cases tests.grader.test_samples"
 # After the samples: what they wrote, read back by parsers of each format,
 # and their classes' pages, drawn by Chromium, beside a made-up class.
 TEST_EXTRAS += --extra "grader: results.json, junit.xml and class.csv read back against their formats" \

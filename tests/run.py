@@ -420,6 +420,8 @@ def main(argv: list[str]) -> int:
     if o.inner:
         return inner(o.rdma, o.also)
     os.environ.setdefault("CK_FORK", "yes")
+    # Where RDMA runs, for every test it starts (vm/run-rdma reads it).
+    os.environ["RDMALAB_MODE"] = o.mode
     t = Tally()
     t_start = time.monotonic()
     with tempfile.NamedTemporaryFile(prefix="rdmalab-guests-") as ev, \
