@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from . import jsontext
 from .jsontext import is_number, number
-from .texts import SAID_LINES, bounded, bounded_message, from_c_bytes, is_blank
+from .texts import BUILD_LINES, SAID_LINES, bounded, bounded_message, from_c_bytes, is_blank
 
 RESULTS = ("pass", "FAIL", "skipped")
 
@@ -362,14 +361,31 @@ def lab_run(lab: float, rubric: list[RubricLine], records: list[Record], logs: s
     return LabRun(lab, build, tuple(completed(rubric, records, logs)))
 
 
+def read_lab_run(lab: float, rubric_file: str, records_file: str | None, logs: str) -> LabRun:
+    """Lab LAB's records when it built, from its rubric's file and the
+    records its test program wrote (None: it wrote none): every line
+    checked, the rubric of lab LAB, each record of a test of it."""
+    rubric, records = read_lab_inputs(rubric_file, records_file)
+    check_lab(rubric, lab, rubric_file)
+    return lab_run(lab, rubric, agreeing(records, rubric, rubric_file), logs)
+
+
 def lab_not_built(lab: float, rubric: list[RubricLine], why: str) -> LabRun:
     """Lab LAB's records when it did not build: its build failed with WHY
     (the reason and at most 20 lines of the compiler's or the rules'
     messages: grader/lib/prepare.sh), and every test failed."""
     name = f"lab{number(lab)}"
-    build = _grader_record(lab, 0, f"{name}_builds", "FAIL", 0, bounded(why, SAID_LINES, f"logs/build-{name}.log"))
+    build = _grader_record(lab, 0, f"{name}_builds", "FAIL", 0, bounded(why, BUILD_LINES, f"logs/build-{name}.log"))
     tests = (_grader_record(lab, t.step, t.test, "FAIL", t.max, f"not graded: see {name}_builds") for t in rubric)
     return LabRun(lab, build, tuple(tests))
+
+
+def read_lab_not_built(lab: float, rubric_file: str, why: str) -> LabRun:
+    """Lab LAB's records when it did not build (WHY), from its rubric's file
+    (see lab_not_built)."""
+    rubric, _ = read_lab_inputs(rubric_file, None)
+    check_lab(rubric, lab, rubric_file)
+    return lab_not_built(lab, rubric, why)
 
 
 # --- A class ------------------------------------------------------------------
@@ -396,7 +412,7 @@ class Student:
 
 def _submission_in(folder: str) -> Submission | None:
     """The submission in FOLDER, or None when its submission.json holds
-    nothing (its records are checked all the same); records.jsonl may be
+    nothing (its records are checked all the same); results.jsonl may be
     missing (no records)."""
     about = read_submission_json(f"{folder}/submission.json")
     results = f"{folder}/results.jsonl"

@@ -9,14 +9,14 @@ from __future__ import annotations
 import os
 import sys
 from datetime import datetime, timezone
-from typing import Callable
+from typing import Callable, Sequence
 
 from . import jsontext
 from .classpages import class_csv, class_html, figures, summary_txt
 from .grades import labs_txt, supersedes
 from .model import (
-    BadInput, Submission, check_lab, completed, agreeing, lab_not_built, lab_run,
-    read_class, read_lab_inputs, read_runs, read_submission,
+    BadInput, LabRun, Submission, check_lab, lab_not_built, read_class,
+    read_lab_inputs, read_lab_run, read_runs, read_submission,
 )  # fmt: skip
 from .platforms import autolab_line, classroom_json, gradescope_json, junit_xml, prairielearn_json
 from .report import report_txt, table
@@ -120,11 +120,9 @@ def cmd_table(args: list[str]) -> int:
         raise BadInput(f"no rubric {rubric_file}: make builds it (make labs)")
     # No records (the program was not built, or wrote none): every test "did not run".
     records_file = f"{folder}/steps.jsonl"
-    rubric, lines = read_lab_inputs(rubric_file, records_file if os.path.isfile(records_file) else None)
-    check_lab(rubric, lab, rubric_file)
-    records = agreeing(lines, rubric, rubric_file)
-    shown = [t for t in rubric if not step or jsontext.number(t.step) == step]
-    tests = completed(shown, records, opts.get("--logs-as") or folder)
+    run = read_lab_run(lab, rubric_file, records_file if os.path.isfile(records_file) else None,
+                       opts.get("--logs-as") or folder)  # fmt: skip
+    tests = [r for r in run.tests if not step or jsontext.number(r.step) == step]
     made = table(lab, opts["--from"], step, opts.get("--stubs") == "1", tests)
     out(made.text)
     return made.status
@@ -146,33 +144,46 @@ def cmd_lab(args: list[str]) -> int:
         raise BadInput(f"no rubric {rubric_file}: make builds it (make grader-kit)")
     # A program that wrote no records: every test "did not run".
     records_file = args[1] if len(args) == 2 and os.path.isfile(args[1]) else None
-    rubric, lines = read_lab_inputs(rubric_file, records_file)
-    check_lab(rubric, lab, rubric_file)
     why = opts.get("--not-built", "")
     if why:
+        # The records are checked all the same.
+        rubric, _ = read_lab_inputs(rubric_file, records_file)
+        check_lab(rubric, lab, rubric_file)
         run = lab_not_built(lab, rubric, why)
     else:
-        logs = opts.get("--logs-as") or f"logs/lab{opts['--lab']}"
-        run = lab_run(lab, rubric, agreeing(lines, rubric, rubric_file), logs)
-    out("".join(jsontext.dumps(r.to_json()) + "\n" for r in run.records()))
+        run = read_lab_run(lab, rubric_file, records_file, opts.get("--logs-as") or f"logs/lab{opts['--lab']}")
+    out(lab_records_text(run))
     return 0
 
 
-def _submission(args: list[str], mode: str) -> tuple[str, Submission]:
-    """The one folder ARGS names and the submission in it."""
+def lab_records_text(run: LabRun) -> str:
+    """A lab's records as the grader keeps them: one JSON line each."""
+    return "".join(jsontext.dumps(r.to_json()) + "\n" for r in run.records())
+
+
+def _folder(args: list[str], mode: str) -> str:
+    """The one folder ARGS names, with a submission.json and its records."""
     folder = args[0] if args else ""
     has = len(args) == 1 and all(os.path.isfile(f"{folder}/{f}") for f in ("submission.json", "results.jsonl"))
     if not has:
         raise BadInput(f"{mode}: expected a folder with submission.json and results.jsonl, got {folder or 'nothing'}")
-    return folder, read_submission(folder)
+    return folder
+
+
+def write_submission(folder: str) -> Submission:
+    """FOLDER/report.txt, FOLDER/results.json (Gradescope) and
+    FOLDER/junit.xml, from FOLDER/submission.json and FOLDER/results.jsonl:
+    nothing written unless every line reads."""
+    sub = read_submission(folder)
+    made = {"report.txt": report_txt(sub), "results.json": gradescope_json(sub), "junit.xml": junit_xml(sub)}
+    for name, text in made.items():
+        write_whole(f"{folder}/{name}", text)
+    return sub
 
 
 def cmd_submission(args: list[str]) -> int:
     """submission DIR: DIR/report.txt, DIR/results.json, DIR/junit.xml."""
-    folder, sub = _submission(args, "submission")
-    made = {"report.txt": report_txt(sub), "results.json": gradescope_json(sub), "junit.xml": junit_xml(sub)}
-    for name, text in made.items():
-        write_whole(f"{folder}/{name}", text)
+    write_submission(_folder(args, "submission"))
     return 0
 
 
@@ -180,7 +191,7 @@ def _printing(view: Callable[[Submission], str], mode: str) -> Callable[[list[st
     """A mode that prints VIEW of the submission in its one folder."""
 
     def cmd(args: list[str]) -> int:
-        out(view(_submission(args, mode)[1]))
+        out(view(read_submission(_folder(args, mode))))
         return 0
 
     return cmd
@@ -188,8 +199,8 @@ def _printing(view: Callable[[Submission], str], mode: str) -> Callable[[list[st
 
 def cmd_autolab(args: list[str]) -> int:
     """autolab DIR: the autoresult line, or exit 2 with why there is none."""
-    folder, sub = _submission(args, "autolab")
-    out(autolab_line(sub, f"{folder}/submission.json"))
+    folder = _folder(args, "autolab")
+    out(autolab_line(read_submission(folder), f"{folder}/submission.json"))
     return 0
 
 
@@ -209,19 +220,27 @@ def lab_numbers(text: str) -> list[float]:
     return labs
 
 
+def write_class(folder: str, labs: Sequence[float], made: str) -> str:
+    """FOLDER/class.csv, FOLDER/summary.txt and FOLDER/class.html (made at
+    MADE) of the class in FOLDER, in the labs LABS; the summary's text."""
+    f = figures(read_class(folder), labs)
+    summary = summary_txt(f)
+    for name, text in (("class.csv", class_csv(f)), ("summary.txt", summary), ("class.html", class_html(f, made))):
+        write_whole(f"{folder}/{name}", text)
+    return summary
+
+
+def now() -> str:
+    """The time, as the class page says when it was made."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def cmd_class(args: list[str]) -> int:
     """class --labs "N..." [--made TIME] DIR"""
     opts = options(args, {"--labs": True, "--made": True}, 1)
     if len(args) != 1 or not os.path.isdir(args[0]) or not opts.get("--labs"):
         raise Usage()
-    folder = args[0]
-    labs = lab_numbers(opts["--labs"])
-    f = figures(read_class(folder), labs)
-    made = opts.get("--made") or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    summary = summary_txt(f)
-    for name, text in (("class.csv", class_csv(f)), ("summary.txt", summary), ("class.html", class_html(f, made))):
-        write_whole(f"{folder}/{name}", text)
-    out(summary)
+    out(write_class(args[0], lab_numbers(opts["--labs"]), opts.get("--made") or now()))
     return 0
 
 

@@ -21,6 +21,9 @@ MESSAGE_LINES = 20
 # What a program printed: 20 lines, and its own note of what it left out
 # (tests/case.c).
 SAID_LINES = 21
+# Why a lab did not build: the reason, and 20 lines of the compiler's or the
+# rules' messages (grader/lib/prepare.sh).
+BUILD_LINES = 21
 
 _NOTE = re.compile(r"step [0-9]+ not implemented")
 
