@@ -12,19 +12,16 @@ GRADE_NAME := $(or $(USER),me)
 # make test, with the kit's solutions (a handout has neither, nor
 # tests/grader): the grader's own tests, then the samples.
 ifeq ($(HAVE_SOLUTIONS),yes)
-# make test: lab-check's table and the grader's report keep a message of
-# many lines (a program's output), and make grade on a lab that does not
-# compile: on this machine, no RDMA (a handout has no tests/grader).
-TEST_EXTRAS += --extra "grader: messages of many lines reach the table and the report (bounded)" \
-	"tests/grader/test-messages"
+# make test: make grade on a lab that does not compile: on this machine,
+# no RDMA (a handout has no tests/grader).
 TEST_EXTRAS += --extra "grader: make grade LAB=0 with a Lab 1 that does not compile" \
 	"tests/grader/test-make-grade"
 TEST_EXTRAS += --extra "grader: a test program's parent decides every result (exit(0), daemons, skips)" \
 	"cases tests.grader.test_graded"
 TEST_EXTRAS += --extra "grader: each test declares its points once; the rubric-only program prints them" \
 	"cases tests.grader.test_rubric"
-TEST_EXTRAS += --extra "grader: scripts/results shows every field of the records in every view" \
-	"tests/grader/test-results"
+TEST_EXTRAS += --extra "grader: scripts/results shows every field of the records in every view, long messages bounded; the model refuses a bad line" \
+	"cases tests.grader.test_views tests.grader.test_model"
 TEST_EXTRAS += --extra "grader: a lab's files keep its rules (includes, calls, no constructors, no assembly)" \
 	"cases tests.grader.test_lab_rules"
 TEST_EXTRAS += --extra "grader: intake of links, devices, absolute and .. paths, big files, odd names" \
@@ -39,7 +36,7 @@ TEST_EXTRAS += --extra "grader: the sample submissions get their expected scores
 # After the samples: what they wrote, read back by parsers of each format,
 # and their classes' pages, drawn by Chromium, beside a made-up class.
 TEST_EXTRAS += --extra "grader: results.json, junit.xml and class.csv read back against their formats" \
-	"tests/grader/test-formats"
+	"cases tests.grader.test_formats"
 TEST_EXTRAS += --extra "grader: class.html, drawn by Chromium, shows class.csv's figures" \
 	"tests/grader/test-class-html $(BUILD)/grader-samples/results-lab3 $(BUILD)/grader-samples/results-all-labs"
 # GitHub Classroom's workflow, and the reporter's JSON of the samples' records.

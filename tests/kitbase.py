@@ -138,6 +138,14 @@ class KitCase(unittest.TestCase):
         self.addCleanup(shutil.rmtree, path, ignore_errors=True)
         return path
 
+    @classmethod
+    def class_tmp(cls, prefix: str = "rdmalab-test-") -> Path:
+        """A new temporary folder for the whole class (its setUpClass makes
+        what its tests read), removed when the class is done."""
+        path = Path(tempfile.mkdtemp(prefix=prefix))
+        cls.addClassCleanup(shutil.rmtree, path, ignore_errors=True)
+        return path
+
     def run_cmd(
         self,
         args: Sequence[str | os.PathLike[str]],
@@ -152,6 +160,12 @@ class KitCase(unittest.TestCase):
         """run() from the kit's folder by default: fails the test when the
         command does not end as expected."""
         return run(args, cwd=cwd or self.kit, env=env, timeout=timeout, status=status, stdin=stdin, merge=merge)
+
+    def assertHasLine(self, line: str, text: str, what: str = "") -> None:
+        """TEXT has LINE, a whole line; else fail with WHAT, the line
+        expected and the text got."""
+        if line not in text.split("\n"):
+            self.fail(f"{what + ': ' if what else ''}expected the line {line!r} in:\n{text}")
 
     def assertIn(self, member: object, container: object, msg: object = None) -> None:
         """assertIn that shows the text it looked in, whole, when it fails."""
