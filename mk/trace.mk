@@ -22,9 +22,9 @@ trace:
 
 # make test: make trace LAB=2 SOL=1 end to end, then Lab 4 and a planted
 # wrong rkey in one more guest boot, each timeline against tshark's own
-# renderings of its capture (tests/make/test-trace). Solutions needed: not
+# renderings of its capture (tests/make/test_trace.py). Solutions needed: not
 # in a handout.
 ifeq ($(HAVE_SOLUTIONS),yes)
 TEST_EXTRAS += --extra "make trace: Lab 2's WRITE rkey and READ, Lab 4's WRITE with Immediate, a wrong rkey's NAK, each as tshark shows it" \
-	"tests/make/test-trace"
+	"cases tests.make.test_trace"
 endif
