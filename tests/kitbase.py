@@ -20,7 +20,7 @@ import tempfile
 import unittest
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 KIT = Path(__file__).resolve().parent.parent
 
@@ -146,20 +146,11 @@ class KitCase(unittest.TestCase):
         cls.addClassCleanup(shutil.rmtree, path, ignore_errors=True)
         return path
 
-    def run_cmd(
-        self,
-        args: Sequence[str | os.PathLike[str]],
-        *,
-        cwd: Path | None = None,
-        env: Mapping[str, str] | None = None,
-        timeout: float = 600,
-        status: int | None = 0,
-        stdin: str | None = None,
-        merge: bool = True,
-    ) -> subprocess.CompletedProcess[str]:
-        """run() from the kit's folder by default: fails the test when the
-        command does not end as expected."""
-        return run(args, cwd=cwd or self.kit, env=env, timeout=timeout, status=status, stdin=stdin, merge=merge)
+    def run_cmd(self, args: Sequence[str | os.PathLike[str]], *, cwd: Path | None = None,
+                **options: Any) -> subprocess.CompletedProcess[str]:
+        """run() (its OPTIONS), from the kit's folder by default: fails the
+        test when the command does not end as expected."""
+        return run(args, cwd=cwd or self.kit, **options)
 
     def assertHasLine(self, line: str, text: str, what: str = "") -> None:
         """TEXT has LINE, a whole line; else fail with WHAT, the line
@@ -167,7 +158,7 @@ class KitCase(unittest.TestCase):
         if line not in text.split("\n"):
             self.fail(f"{what + ': ' if what else ''}expected the line {line!r} in:\n{text}")
 
-    def assertIn(self, member: object, container: object, msg: object = None) -> None:
+    def assertIn(self, member: Any, container: Any, msg: Any = None) -> None:
         """assertIn that shows the text it looked in, whole, when it fails."""
         if isinstance(member, str) and isinstance(container, str):
             if member not in container:

@@ -252,7 +252,7 @@ class CaseResult(unittest.TextTestResult):
             name = f"{holder.group(2)}.{holder.group(1)}"
         name = name.replace("tests.", "", 1)
         why = " ".join(why.split())
-        self.stream.writeln(f"case-result: {result} {seconds:.1f} {name}{' ' + why if why else ''}")
+        self.stream.write(f"case-result: {result} {seconds:.1f} {name}{' ' + why if why else ''}\n")
         self.stream.flush()
 
     def _failed(self, test: unittest.TestCase) -> None:

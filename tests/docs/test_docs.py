@@ -3,8 +3,6 @@ and the two checkers that say so can fail (each on a made-up kit)."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
 
 from tests.kitbase import KitCase
 

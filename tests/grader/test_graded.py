@@ -36,11 +36,16 @@ def records(path: Path) -> dict[str, dict]:
 class Victim(KitCase):
     """The victim's whole run, each result its case."""
 
+    dir: Path
+    status: int
+    lines: list[str]
+    r: dict[str, dict]
+
     @classmethod
     def setUpClass(cls) -> None:
         if not VICTIM.exists():
             raise AssertionError(f"{VICTIM} is not built (make build)")
-        cls.dir = Path(run(["mktemp", "-d", "/tmp/rdmalab-test-graded.XXXXXX"]).stdout.strip())
+        cls.dir = cls.class_tmp("rdmalab-test-graded.")
         results = cls.dir / "results"
         # A results file that is already there, forged, is replaced whole.
         results.write_text('{"lab":0,"step":1,"test":"fails_an_expectation","result":"pass","points":1}\n')
@@ -50,9 +55,6 @@ class Victim(KitCase):
         cls.lines = results.read_text().splitlines()
         cls.r = records(results)
 
-    @classmethod
-    def tearDownClass(cls) -> None:
-        run(["rm", "-rf", cls.dir])
 
     def expect(self, test: str, result: str, points: int, message: str) -> None:
         r = self.r.get(test)

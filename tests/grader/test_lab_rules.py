@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import subprocess
 import unittest
-from pathlib import Path
 
 from tests.kitbase import KitCase, run
 

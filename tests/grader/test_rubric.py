@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -103,9 +102,13 @@ _lab_cases()
 class MadeUpLab9(KitCase):
     """A Lab 9 in a copy of the kit: only Lab 9 compiles there."""
 
+    top: Path
+    copy: Path
+    rubric: Path
+
     @classmethod
     def setUpClass(cls) -> None:
-        cls.top = Path(run(["mktemp", "-d", "/tmp/rdmalab-test-rubric.XXXXXX"]).stdout.strip())
+        cls.top = cls.class_tmp("rdmalab-test-rubric.")
         cls.copy = cls.top / "kit"
         (cls.copy / "build").mkdir(parents=True)
         for f in ("Makefile", "mk", "framework", "tests", "labs", "receiver", "scripts"):
@@ -121,9 +124,6 @@ class MadeUpLab9(KitCase):
         (cls.copy / "labs/lab9/step.c").write_text(LAB9_STEP)
         cls.rubric = cls.copy / "build/rubric/lab9.jsonl"
 
-    @classmethod
-    def tearDownClass(cls) -> None:
-        shutil.rmtree(cls.top, ignore_errors=True)
 
     def make_lab9(self, tail: str, *targets: str) -> subprocess.CompletedProcess[str]:
         (self.copy / "tests/lab9/test_x.c").write_text(LAB9_TESTS + tail + ("\n" if tail else ""))

@@ -8,7 +8,6 @@ handout's table keys on. One copy of the kit for every lab; a case a lab.
 from __future__ import annotations
 
 import re
-import shutil
 import unittest
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +60,7 @@ def table_rows(out: str) -> str:
 
 
 class CommonErrors(KitCase):
+    top: Path
     copy: Path
 
     @classmethod
@@ -68,7 +68,7 @@ class CommonErrors(KitCase):
         # make check needs RDMA, which make test promises: no device and no
         # guest fails it.
         run(["vm/run-rdma", "--mode", "auto", "--", "true"])
-        cls.top = Path(run(["mktemp", "-d", "/tmp/rdmalab-test-common-errors.XXXXXX"]).stdout.strip())
+        cls.top = cls.class_tmp("rdmalab-test-common-errors.")
         cls.copy = cls.top / "kit"
         (cls.copy / "build").mkdir(parents=True)
         for f in KIT_FILES:
@@ -77,9 +77,6 @@ class CommonErrors(KitCase):
             if (cls.kit / "build" / f).is_dir():
                 run(["cp", "-a", cls.kit / "build" / f, cls.copy / "build/"])
 
-    @classmethod
-    def tearDownClass(cls) -> None:
-        shutil.rmtree(cls.top, ignore_errors=True)
 
     def planted_row_shows(self, p: Plant) -> None:
         doc = (self.kit / f"docs/lab{p.lab}.md").read_text()

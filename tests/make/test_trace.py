@@ -50,9 +50,8 @@ def tshark_packets(pcap: Path) -> tuple[list[str], list[Packet]]:
     """tshark's one-line summaries and packet trees of PCAP's RoCE packets,
     with the decoder's dissection options (the payload's heuristic
     subdissectors off: a payload is data, as the timeline counts it)."""
-    opts = run(["scripts/trace-decode", "--tshark-options"]).stdout.split("\n")
-    opts = [o for o in opts if o]
-    base = ["tshark", "-n", "-r", pcap, *opts, "-Y", "infiniband.bth"]
+    opts = [o for o in run(["scripts/trace-decode", "--tshark-options"]).stdout.split("\n") if o]
+    base: list[str | Path] = ["tshark", "-n", "-r", pcap, *opts, "-Y", "infiniband.bth"]
     lines = run(base, merge=False).stdout.splitlines()
     packets: list[Packet] = []
     for text in run([*base, "-V"], merge=False).stdout.splitlines():
@@ -135,6 +134,10 @@ class AShortCapture(KitCase):
 class Lab2Traced(KitCase):
     """make trace LAB=2 SOL=1, as a student runs it."""
 
+    out: str
+    pcap: Path | None
+    rkey: str | None
+
     @classmethod
     def setUpClass(cls) -> None:
         done = run(["make", "-C", KIT, "--no-print-directory", "trace", "LAB=2", "SOL=1", "RDMA_MODE=uml"], timeout=900)
@@ -175,9 +178,14 @@ class Lab4AndAWrongRkey(KitCase):
     """Lab 4, and Lab 2 with the client's lkey for the server's rkey, in one
     boot, from a copy of the kit with the plant in its labs/lab2."""
 
+    top: Path
+    copy: Path
+    boot: str
+    timelines: dict[str, str]
+
     @classmethod
     def setUpClass(cls) -> None:
-        cls.top = Path(run(["mktemp", "-d", "/tmp/rdmalab-test-trace.XXXXXX"]).stdout.strip())
+        cls.top = cls.class_tmp("rdmalab-test-trace.")
         copy = cls.copy = cls.top / "kit"
         (copy / "build").mkdir(parents=True)
         for f in ("Makefile", "mk", "framework", "tests", "receiver", "scripts", "vm", "labs", "solutions", "grader"):
@@ -205,9 +213,6 @@ class Lab4AndAWrongRkey(KitCase):
                 cls.timelines[name] = run(["scripts/trace-decode", "--peers", copy / f"build/trace/{name}.peers",
                                            pcap], status=None).stdout
 
-    @classmethod
-    def tearDownClass(cls) -> None:
-        shutil.rmtree(cls.top, ignore_errors=True)
 
     def timeline(self, name: str) -> str:
         t = self.timelines.get(name)

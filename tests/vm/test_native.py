@@ -58,6 +58,9 @@ class NativeInQemu(KitCase):
 
     out: str = ""
     status: int = 0
+    labs: list[int]
+    report: str
+    submission: dict
 
     @classmethod
     def setUpClass(cls) -> None:
