@@ -301,8 +301,8 @@ def class_html(f: Figures, made: str) -> str:
     distribution of the totals; per lab and step how many students passed
     the whole step (the steps fewer than half passed stand out: the class
     is stuck there); each student's line, linked to their report. Each
-    figure carries a data- attribute, for tests/grader/test-class-html to
-    compare with class.csv."""
+    figure carries a data- attribute, for tests/grader/test_class_html.py
+    to compare with class.csv."""
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
