@@ -278,7 +278,7 @@ class MadeUpClass(DrawnPages):
     """The page of a class made up here, whose figures are known."""
 
     top: Path
-    written: str
+    not_written: str  # why scripts/results class failed, or nothing
     html: str
 
     @classmethod
@@ -287,16 +287,16 @@ class MadeUpClass(DrawnPages):
         made_up_class(cls.top)
         try:
             run([KIT / "scripts" / "results", "class", "--labs", "0 3", "--made", "test", cls.top], timeout=120)
-            cls.written = ""
+            cls.not_written = ""
         except CommandFailed as e:
-            cls.written = str(e)
+            cls.not_written = str(e)
         html = cls.top / "class.html"
         cls.html = html.read_text() if html.is_file() else ""
         cls.pages = [draw("made-up", cls.top)]
 
     def test_scripts_results_writes_the_class_pages(self) -> None:
-        if self.written:
-            self.fail(f"scripts/results class failed: {self.written}")
+        if self.not_written:
+            self.fail(f"scripts/results class failed: {self.not_written}")
 
     def test_step_2_of_lab_0_passed_by_1_of_3_is_marked_stuck(self) -> None:
         self.assertIn('<tr class="stuck"><td>0</td><td>2</td>', self.html,
