@@ -145,6 +145,10 @@ TEST_EXTRAS += --beside "vm: UML boots and Lab 0's solution passes on CPUs of ot
 	"cases tests.vm.test_cpus"
 TEST_EXTRAS += --extra "make: the fragments (mk/*.mk) define the same in any order" \
 	"cases tests.make.test_fragments"
+# The kit's Python, every file found when it runs (scripts/deps' part check
+# installs the tools): a second or two each.
+TEST_EXTRAS += --extra "python: pyflakes and mypy find nothing in the kit's Python" \
+	"cases tests.test_python"
 # Planted into a copy of each lab's solution (a handout has none).
 ifeq ($(HAVE_SOLUTIONS),yes)
 TEST_EXTRAS += --extra "make check: a handout's listed common error, planted in each lab, shows in its row" \

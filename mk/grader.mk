@@ -38,7 +38,7 @@ TEST_EXTRAS += --extra "grader: the sample submissions get their expected scores
 TEST_EXTRAS += --extra "grader: results.json, junit.xml and class.csv read back against their formats" \
 	"cases tests.grader.test_formats"
 TEST_EXTRAS += --extra "grader: class.html, drawn by Chromium, shows class.csv's figures" \
-	"tests/grader/test-class-html $(BUILD)/grader-samples/results-lab3 $(BUILD)/grader-samples/results-all-labs"
+	"cases tests.grader.test_class_html"
 # GitHub Classroom's workflow, and the reporter's JSON of the samples' records.
 TEST_EXTRAS += --extra "grader: GitHub Classroom's workflow, and its reporter's JSON of the samples' records" \
 	"tests/grader/test-classroom"

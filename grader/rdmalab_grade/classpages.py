@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Optional, Sequence, Union
 from urllib.parse import quote
 
 from .jsontext import number
@@ -110,7 +110,11 @@ def figures(students: list[Student], labs: Sequence[float]) -> Figures:
 # --- class.csv ------------------------------------------------------------------
 
 
-def _csv_field(value: object) -> str:
+# A field of class.csv: a text (quoted), a number, or nothing (empty).
+CsvField = Optional[Union[str, float]]
+
+
+def _csv_field(value: CsvField) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
@@ -123,10 +127,10 @@ def class_csv(f: Figures) -> str:
     the most points there were, whether they were graded, and the seconds
     their builds and tests took. An ungradable student has no points; one
     graded without the whole sandbox (--unsafe) has the status "unsafe"."""
-    header = ["student"] + [f"lab{number(lab)}" for lab in f.labs] + ["total", "max", "status", "seconds"]
-    rows = [header]
+    labs = [f"lab{number(lab)}" for lab in f.labs]
+    rows: list[list[CsvField]] = [["student", *labs, "total", "max", "status", "seconds"]]
     for s in f.students:
-        points: list[object] = [*s.got, s.total] if s.graded else [None] * (len(s.got) + 1)
+        points: list[CsvField] = [*s.got, s.total] if s.graded else [None] * (len(s.got) + 1)
         rows.append([s.name, *points, f.top, s.status, s.seconds])
     return "".join(",".join(_csv_field(v) for v in row) + "\n" for row in rows)
 
@@ -297,8 +301,8 @@ def class_html(f: Figures, made: str) -> str:
     distribution of the totals; per lab and step how many students passed
     the whole step (the steps fewer than half passed stand out: the class
     is stuck there); each student's line, linked to their report. Each
-    figure carries a data- attribute, for tests/grader/test-class-html to
-    compare with class.csv."""
+    figure carries a data- attribute, for tests/grader/test_class_html.py
+    to compare with class.csv."""
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any, Callable
 
 from tests.kitbase import KIT, KitCase
 
@@ -36,10 +37,10 @@ class ModelCase(KitCase):
         path.write_text(text)
         return str(path)
 
-    def refused(self, read: object, *args: object) -> str:
+    def refused(self, read: Callable[..., object], *args: Any) -> str:
         """The one line READ(*ARGS) refuses its input with."""
         with self.assertRaises(model.BadInput) as caught:
-            read(*args)  # type: ignore[operator]
+            read(*args)
         said = str(caught.exception)
         self.assertNotIn("\n", said, "one line")
         return said

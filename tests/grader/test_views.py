@@ -27,6 +27,7 @@ import subprocess
 import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 from tests.kitbase import KIT, KitCase
 
@@ -102,6 +103,18 @@ ODD_NAME = "o'hara&co, \"x\""
 
 class CraftedRecords(KitCase):
     """Every field of crafted records in every view."""
+
+    work: Path
+    table: subprocess.CompletedProcess[str]
+    step3: subprocess.CompletedProcess[str]
+    stubs: subprocess.CompletedProcess[str]
+    summary: subprocess.CompletedProcess[str]
+    csv: str
+    summary_txt: str
+    html: str
+    odd: subprocess.CompletedProcess[str]
+    odd_csv: str
+    odd_html: str
 
     @classmethod
     def setUpClass(cls) -> None:
@@ -268,11 +281,12 @@ class CraftedRecords(KitCase):
 
     # --- results.json (Gradescope) ---------------------------------------------------
 
-    def gradescope(self, name: str = "alice") -> dict[str, object]:
+    def gradescope(self, name: str = "alice") -> dict[str, Any]:
+        """NAME's results.json, as JSON reads it (its values of any type)."""
         return json.loads(self.file("class", name, "results.json"))
 
-    def gradescope_test(self, name: str) -> dict[str, object]:
-        return next(t for t in self.gradescope()["tests"] if t["name"] == name)  # type: ignore[attr-defined,index]
+    def gradescope_test(self, name: str) -> dict[str, Any]:
+        return next(t for t in self.gradescope()["tests"] if t["name"] == name)
 
     def test_results_json_is_gradescopes_format(self) -> None:
         for name in ("alice", "bob"):
@@ -282,7 +296,7 @@ class CraftedRecords(KitCase):
 
     def test_results_json_has_the_score_and_the_most(self) -> None:
         doc = self.gradescope()
-        got = (doc["score"], doc["extra_data"]["max_score"], doc["extra_data"]["ungradable"])  # type: ignore[index]
+        got = (doc["score"], doc["extra_data"]["max_score"], doc["extra_data"]["ungradable"])
         self.assertEqual(got, (2, 16, False))
 
     def test_results_json_shows_a_failure_and_what_its_code_printed(self) -> None:
@@ -297,7 +311,7 @@ class CraftedRecords(KitCase):
         output = self.gradescope()["output"]
         self.assertEqual(str(output).split("\n")[0], "alice: 2/16 points")
         self.assertHasLine(UNSAFE_LINE, str(output))
-        self.assertEqual(self.gradescope()["extra_data"]["unsafe"], "root (this runs as uid 1000)")  # type: ignore[index]
+        self.assertEqual(self.gradescope()["extra_data"]["unsafe"], "root (this runs as uid 1000)")
 
     def test_results_json_has_a_tests_time_in_ms(self) -> None:
         self.assertEqual(self.gradescope_test("Lab 3 step 1: quotes_everything")["extra_data"], {"ms": 1234})
@@ -408,6 +422,11 @@ def message_record(step: int, test: str, result: str, points: int, most: int, me
 
 class LongMessages(KitCase):
     """A message of many lines, in the table, the records and the report."""
+
+    work: Path
+    table: subprocess.CompletedProcess[str]
+    records: subprocess.CompletedProcess[str]
+    submission: subprocess.CompletedProcess[str]
 
     @classmethod
     def setUpClass(cls) -> None:
