@@ -41,7 +41,7 @@ TEST_EXTRAS += --extra "grader: class.html, drawn by Chromium, shows class.csv's
 	"cases tests.grader.test_class_html"
 # GitHub Classroom's workflow, and the reporter's JSON of the samples' records.
 TEST_EXTRAS += --extra "grader: GitHub Classroom's workflow, and its reporter's JSON of the samples' records" \
-	"tests/grader/test-classroom"
+	"cases tests.grader.test_classroom"
 # Autolab: the autoresult line of crafted records and of each Lab 3 sample's
 # records, and autograde.tar without solutions (a whole job builds the kit:
 # tests/grader/autolab-test, by hand).

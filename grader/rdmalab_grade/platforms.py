@@ -122,7 +122,7 @@ def junit_xml(s: Submission) -> str:
 
 # The reporter reaches a message through one environment variable, base64,
 # which Linux bounds to 128 KiB (MAX_ARG_STRLEN): every test of every lab
-# failing with long messages must still fit (tests/grader/test-classroom
+# failing with long messages must still fit (tests/grader/test_classroom.py
 # checks it). The whole message is in report.txt, which the workflow prints.
 BRIEF = 200
 
