@@ -15,7 +15,7 @@ ifeq ($(HAVE_SOLUTIONS),yes)
 # make test: make grade on a lab that does not compile: on this machine,
 # no RDMA (a handout has no tests/grader).
 TEST_EXTRAS += --extra "grader: make grade LAB=0 with a Lab 1 that does not compile" \
-	"tests/grader/test-make-grade"
+	"cases tests.grader.test_make_grade"
 TEST_EXTRAS += --extra "grader: a test program's parent decides every result (exit(0), daemons, skips)" \
 	"cases tests.grader.test_graded"
 TEST_EXTRAS += --extra "grader: each test declares its points once; the rubric-only program prints them" \
