@@ -156,7 +156,7 @@ class MakeGradeLab0(KitCase):
 
     def test_the_closing_lines_say_it_graded_lab0_now_its_first_grade(self) -> None:
         closing = self.closing(self.out2)
-        self.assertIn(f"grade: graded now (", "\n".join(closing))
+        self.assertIn("grade: graded now (", "\n".join(closing))
         self.assertTrue(any(re.fullmatch(rf"grade: graded now \({STAMP}\): Lab 0 {re.escape(not_asked())}; your report is "
                                          rf"{re.escape(str(self.mine))}/latest/report.txt \({self.run2}\)", ln)
                             for ln in closing), closing)
