@@ -25,7 +25,7 @@ TEST_EXTRAS += --extra "grader: scripts/results shows every field of the records
 TEST_EXTRAS += --extra "grader: a lab's files keep its rules (includes, calls, no constructors, no assembly)" \
 	"cases tests.grader.test_lab_rules"
 TEST_EXTRAS += --extra "grader: intake of links, devices, absolute and .. paths, big files, odd names" \
-	"tests/grader/test-intake --mode $(RDMA_MODE)"
+	"cases tests.grader.test_intake"
 TEST_EXTRAS += --extra "grader: refuses without root or namespaces, one line; --unsafe marks every view" \
 	"tests/grader/test-sandbox --mode $(RDMA_MODE)"
 # The samples last of the grader's own tests: two guests at once, they fill
