@@ -27,7 +27,7 @@ TEST_EXTRAS += --extra "grader: a lab's files keep its rules (includes, calls, n
 TEST_EXTRAS += --extra "grader: intake of links, devices, absolute and .. paths, big files, odd names" \
 	"cases tests.grader.test_intake"
 TEST_EXTRAS += --extra "grader: refuses without root or namespaces, one line; --unsafe marks every view" \
-	"tests/grader/test-sandbox --mode $(RDMA_MODE)"
+	"cases tests.grader.test_sandbox"
 # The samples last of the grader's own tests: two guests at once, they fill
 # both CPUs, so a test beside them (tests/run.py --beside, TEST_HEAVY=1's) is
 # best done by then.
