@@ -4,7 +4,7 @@
 #                  run_autograder at its top, and the kit (the student
 #                  handout, with the grader); LAB: grade only these labs
 #
-# tests/grader/gradescope-test runs the bundle on a fake /autograder.
+# tests/grader/test_gradescope.py runs the bundle on a fake /autograder.
 
 GRADESCOPE_ZIP := $(BUILD)/gradescope.zip
 
@@ -16,5 +16,5 @@ gradescope:
 # make test: the bundle graded on a fake /autograder (the kit only: a
 # handout has no tests/grader).
 ifeq ($(HAVE_SOLUTIONS),yes)
-TEST_EXTRAS += --extra "gradescope: the bundle sets up and grades a submission" "tests/grader/gradescope-test"
+TEST_EXTRAS += --extra "gradescope: the bundle sets up and grades a submission" "cases tests.grader.test_gradescope"
 endif

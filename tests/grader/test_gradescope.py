@@ -1,0 +1,140 @@
+"""The Gradescope bundle works end to end on a fake /autograder (see
+docs/instructor.md).
+
+It builds the bundle from the committed kit, unzips it, runs setup.sh as
+root (installs nothing when the kit's packages are there; uses the VM
+kernels already in RDMALAB_CACHE and the guest's Debian root vm/guest-root
+made, or makes it), checks how run_autograder maps several submission
+layouts (--dry-run, no VM), then grades Lab 0's reference solution
+submitted as loose .c files in one VM boot, on that root, within
+Gradescope's default limits where this machine can make them
+(tests/grader/gradescope-limits: 768 MB, half a CPU), and checks
+results.json: valid JSON in Gradescope's format, full marks.
+tests/grader/gradescope-chroot does the same in a Debian 13 chroot. Root
+only, as on Gradescope (setup.sh installs packages and debootstraps).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tarfile
+import unittest
+import zipfile
+from pathlib import Path
+
+from tests.kitbase import KIT, KitCase, full_points, run
+
+LAB = 0
+LAYOUTS = ("kit", "labdir", "loose", "tarball")
+
+
+def setUpModule() -> None:
+    if os.getuid() != 0:
+        raise unittest.SkipTest("setup.sh runs as root, as on Gradescope (it installs packages and debootstraps "
+                                "the guest's root)")
+
+
+class Bundle(KitCase):
+    top: Path
+    root: Path
+    files: list[str]
+    zip_names: list[str]
+    env: dict[str, str]
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        # /autograder is open to all on Gradescope; the grader's
+        # unprivileged uids read the kit there.
+        cls.top = cls.class_tmp("rdmalab-gradescope-test.")
+        cls.top.chmod(0o755)
+        cls.root = cls.top / "autograder"
+        bundle = cls.top / "gradescope.zip"
+        run(["grader/gradescope/bundle", "-o", bundle], timeout=900)
+        (cls.root / "source").mkdir(parents=True)
+        (cls.root / "results").mkdir()
+        with zipfile.ZipFile(bundle) as z:
+            cls.zip_names = z.namelist()
+        run(["unzip", "-q", bundle, "-d", cls.root / "source"])
+        cache = os.environ.get("RDMALAB_CACHE") or str(Path(os.environ.get("XDG_CACHE_HOME") or
+                                                            Path.home() / ".cache") / "rdmalab")
+        cls.env = {"AUTOGRADER_ROOT": str(cls.root), "RDMALAB_CACHE": cache}
+        print(f"setup.sh (builds the kit; RDMALAB_CACHE={cache})")
+        run(["bash", "./setup.sh"], cwd=cls.root / "source", env=cls.env, timeout=3600)
+        shutil.copy(cls.root / "source/run_autograder", cls.root / "run_autograder")
+        manifest = cls.root / f"source/rdmalab/labs/lab{LAB}/FILES"
+        cls.files = [ln for ln in manifest.read_text().splitlines() if ln and not ln.startswith("#")]
+
+    def submit(self, layout: str) -> None:
+        """Lab 0's reference files in LAYOUT, and a file no student edits."""
+        sub = self.root / "submission"
+        shutil.rmtree(sub, ignore_errors=True)
+        sub.mkdir()
+        where = {"kit": sub / f"rdmalab/labs/lab{LAB}", "labdir": sub / f"lab{LAB}", "loose": sub,
+                 "tarball": self.tmp() / f"labs/lab{LAB}"}[layout]
+        where.mkdir(parents=True, exist_ok=True)
+        for f in self.files:
+            shutil.copy(KIT / f"solutions/lab{LAB}/{f}", where / f)
+        if layout == "tarball":
+            with tarfile.open(sub / "labs.tar.gz", "w:gz") as tar:
+                tar.add(where.parent, arcname="labs")
+        (sub / "notes.c").write_text("int x;\n")
+
+    def dry_run(self, status: int | None = 0) -> str:
+        return self.run_cmd([self.root / "run_autograder", "--dry-run"], env=self.env, status=status).stdout
+
+    def test_the_bundle_has_setup_and_run_autograder_at_its_top_and_no_solutions(self) -> None:
+        self.assertIn("setup.sh", self.zip_names)
+        self.assertIn("run_autograder", self.zip_names)
+        self.assertEqual([], [n for n in self.zip_names if "solutions/" in n])
+        self.assertTrue(self.files, f"labs/lab{LAB}/FILES lists no files")
+
+    def test_each_submission_layout_maps_to_the_labs_files_and_says_what_it_ignores(self) -> None:
+        for layout in LAYOUTS:
+            with self.subTest(layout):
+                self.submit(layout)
+                out = self.dry_run()
+                for f in self.files:
+                    self.assertIn(f"graded: labs/lab{LAB}/{f}", out.splitlines())
+                self.assertIn("ignored notes.c", out)
+
+    def test_a_loose_file_two_labs_share_goes_to_the_lab_whose_header_it_includes(self) -> None:
+        sub = self.root / "submission"
+        shutil.rmtree(sub, ignore_errors=True)
+        sub.mkdir()
+        shutil.copy(KIT / "solutions/lab2/teardown.c", sub)
+        self.assertIn("graded: labs/lab2/teardown.c", self.dry_run().splitlines())
+
+    def test_an_empty_submission_is_refused(self) -> None:
+        sub = self.root / "submission"
+        shutil.rmtree(sub, ignore_errors=True)
+        sub.mkdir()
+        out = self.dry_run(status=None)
+        self.assertIn("no lab files found", out)
+
+    def test_lab0s_solution_as_loose_files_scores_its_rubric_in_one_vm_boot(self) -> None:
+        # Within Gradescope's limits when this machine can make a cgroup
+        # (its line says what the run used).
+        self.submit("loose")
+        limits = ["tests/grader/gradescope-limits", "--"]
+        probe = run([*limits, "true"], status=None)
+        if probe.returncode != 0:
+            print(f"graded without Gradescope's limits: {probe.stdout.strip()}")
+            limits = []
+        done = self.run_cmd([*limits, self.root / "run_autograder"], env=self.env, status=None, timeout=1800)
+        print("\n".join(ln for ln in done.stdout.splitlines() if ln.startswith("gradescope-limits: ")))
+        # The guest ran on the root setup.sh made, not on this machine's /.
+        groot = run(["vm/guest-root", "--cached"], cwd=self.root / "source/rdmalab", merge=False).stdout.strip()
+        self.assertIn(f"run_autograder: the guest's root: {groot}", done.stdout.splitlines())
+        results = self.root / "results/results.json"
+        self.assertTrue(results.exists() and results.stat().st_size, f"no results.json: {done.stdout[-600:]}")
+        r = json.loads(results.read_text())
+        self.assertEqual(0, done.returncode, done.stdout[-600:])
+        self.assertTrue(r.get("tests"), "results.json has no tests")
+        keys = {"name", "score", "max_score", "status", "output", "visibility"}
+        self.assertEqual([], [t.get("name") for t in r["tests"] if not keys <= set(t)],
+                         "tests of results.json lacking one of name, score, max_score, status, output, visibility")
+        self.assertEqual(full_points(LAB), r["score"], f"Lab {LAB}'s solution did not score its rubric")
+        print(f"ok: bundle, setup.sh, {len(LAYOUTS) + 1} submission layouts, Lab {LAB} solution scored "
+              f"{r['score']}/{full_points(LAB)}")
