@@ -5,7 +5,7 @@
 #                  it, push it as PL_IMAGE) and questions/rdmalab/labN/ (a
 #                  question per lab, for the course's repository)
 #
-# tests/grader/prairielearn-test runs the entrypoint on a fake /grade.
+# tests/grader/test_prairielearn.py runs the entrypoint on a fake /grade.
 
 PL_IMAGE ?= rdmalab/rdmalab-prairielearn
 
@@ -18,5 +18,5 @@ prairielearn:
 # tests/grader).
 ifeq ($(HAVE_SOLUTIONS),yes)
 TEST_EXTRAS += --extra "prairielearn: the entrypoint grades a lab on a fake /grade (results.json, PrairieLearn's fields)" \
-	"tests/grader/prairielearn-test"
+	"cases tests.grader.test_prairielearn"
 endif
