@@ -84,8 +84,8 @@ class MakeGradeLab0(KitCase):
             if (KIT / "build" / f).is_dir():
                 run(["cp", "-a", KIT / "build" / f, cls.copy / "build/"])
         run(["rm", "-rf", cls.copy / "build/tests/unit", cls.copy / "build/tests/rdma"])
-        with open(cls.copy / "labs/lab1/resources.c", "a") as f:
-            f.write("\nint lab1_does_not_compile(\n")
+        with open(cls.copy / "labs/lab1/resources.c", "a") as source:
+            source.write("\nint lab1_does_not_compile(\n")
 
     @classmethod
     def lay_out_earlier_report(cls) -> None:
