@@ -46,7 +46,7 @@ TEST_EXTRAS += --extra "grader: GitHub Classroom's workflow, and its reporter's 
 # records, and autograde.tar without solutions (a whole job builds the kit:
 # tests/grader/autolab-test, by hand).
 TEST_EXTRAS += --extra "autolab: the last line of every Lab 3 sample is its records' scores; autograde.tar holds no solutions" \
-	"tests/grader/autolab-test --view $(BUILD)/grader-samples/results-lab3"
+	"cases tests.grader.test_autolab"
 # Kubernetes: the manifests against the API's schema, the driver, and the
 # pod's command for two indexes of a class of two (Lab 0, in the guest).
 ifeq ($(TEST_HEAVY),1)
