@@ -73,7 +73,7 @@ def unpack(settings: Settings, box: sandbox.Sandbox, tarball: str, dest: str, ui
     node, a file past the size limit or a name with ".." stops it, and
     nothing lands outside DEST. Root opens TARBALL, which need not be
     readable by UID. tar's messages go to LOG."""
-    with open(tarball, "rb") as f:
+    with open(tarball, "rb", buffering=0) as f:  # unbuffered: tar reads it from its start
         gzip = f.read(2) == b"\x1f\x8b"
         f.seek(0)
         sandbox.give_student(uid, dest)
