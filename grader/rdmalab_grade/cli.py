@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import List, NoReturn, Optional, Tuple
+from typing import List, NoReturn, Tuple
 
 from . import intake, publish, run, sandbox
 from .batch import Batch, Log, Submission
@@ -248,7 +248,8 @@ def list_submissions(opts: Options) -> List[Tuple[str, str]]:
     for arg in opts.submissions:
         if not os.path.exists(arg):
             die(f"{arg}: no such file or folder")
-        src = os.path.join(os.path.abspath(os.path.dirname(arg) or "."), os.path.basename(arg.rstrip("/")) or arg)
+        bare = arg.rstrip("/") or "/"
+        src = os.path.join(os.path.abspath(os.path.dirname(bare) or "."), os.path.basename(bare))
         if opts.whole_class:
             if not os.path.isdir(src):
                 die(f"--class {arg}: expected a folder of submissions")
@@ -270,11 +271,9 @@ def list_submissions(opts: Options) -> List[Tuple[str, str]]:
 def own_limits(asked: StudentLimits) -> Tuple[StudentLimits, str]:
     """ASKED, each within this process's own hard limit; and the ones
     lowered, as " NAME VALUE" each."""
-    got = StudentLimits(cpu=sandbox.within_own(asked.cpu, "cpu"), memory=sandbox.within_own(asked.memory, "as"),
-                        fsize=sandbox.within_own(asked.fsize, "fsize"), nproc=sandbox.within_own(asked.nproc, "nproc"))
-    lowered = "".join(f" {name} {b}" for name, a, b in (("cpu", asked.cpu, got.cpu), ("as", asked.memory, got.memory),
-                                                        ("fsize", asked.fsize, got.fsize), ("nproc", asked.nproc, got.nproc))
-                      if a != b)
+    names = {"cpu": "cpu", "memory": "as", "fsize": "fsize", "nproc": "nproc"}
+    got = StudentLimits(**{f: sandbox.within_own(getattr(asked, f), n) for f, n in names.items()})
+    lowered = "".join(f" {n} {getattr(got, f)}" for f, n in names.items() if getattr(got, f) != getattr(asked, f))
     return got, lowered
 
 
@@ -319,23 +318,25 @@ def kit_ready(s: Settings, log: Log) -> str:
     is the student's own): each submission's build compiles it again. ''
     or why the batch cannot be graded."""
     kit, build_log = s.kit, os.path.join(s.batch_dir, "kit-build.log")
-    if sandbox.isolated() and not sandbox.can(s.uid_base, ["test", "-r", os.path.join(kit, "Makefile"), "-a", "-r",
-                                                            os.path.join(kit, "framework/rdmalab.h")]):
+    readable = ["test", "-r", os.path.join(kit, "Makefile"), "-a", "-r", os.path.join(kit, "framework/rdmalab.h")]
+    if sandbox.isolated() and not sandbox.can(s.uid_base, readable):
         return (f"the kit at {kit} is not readable by an unprivileged user (uid {s.uid_base}), who builds and "
                 "runs the student's code: put it where others can read it (every folder above it mode 755)")
     labs = " ".join(str(n) for n in s.labs)
+    make = ["make", "-C", kit, "--no-print-directory", "-s"]
     with open(build_log, "wb") as f:
-        rc = subprocess.call(["make", "-C", kit, "--no-print-directory", "-s", "grader-kit", f"GRADER_LABS={labs}"],
-                             stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT)
+        rc = subprocess.call(make + ["grader-kit", f"GRADER_LABS={labs}"], stdin=subprocess.DEVNULL, stdout=f,
+                             stderr=subprocess.STDOUT)
     if rc != 0:
         return f"the kit itself does not build (see {build_log}): run make in {kit}"
     targets = [t for lab in s.labs for t in (f"build/labs/lab{lab}/lab{lab}",
                                              test_programs(lab, f"build/labs/lab{lab}/tests"))]
     with open(build_log, "ab") as f:
-        rc = subprocess.call(["make", "-C", kit, "--no-print-directory", "-s", "-k", *targets],
+        rc = subprocess.call(make + ["-k", *targets],
                              stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT)
     if rc != 0:
-        log.say(f"{PROG}: some of the kit's labs/ did not build (see {build_log}): each submission's build tries again")
+        log.say(f"{PROG}: some of the kit's labs/ did not build (see {build_log}): "
+                "each submission's build tries again")
     return ""
 
 

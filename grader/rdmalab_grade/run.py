@@ -189,7 +189,8 @@ def run_lab(settings: Settings, box: sandbox.Sandbox, sub: Submission, lab: int,
     out = os.path.join(w, "results", f"lab{lab}")
     os.makedirs(os.path.join(run, "build/labs"), exist_ok=True)
     os.makedirs(out, exist_ok=True)
-    subprocess.run(["cp", "-a", os.path.join(run, "tree/build/labs", f"lab{lab}"), os.path.join(run, "build/labs/")])
+    programs = os.path.join(run, "tree/build/labs", f"lab{lab}")
+    subprocess.run(["cp", "-a", programs, os.path.join(run, "build/labs/")])
     sandbox.give_student(sub.uid, os.path.join(run, "build"))
     try:
         rdir = tempfile.mkdtemp(prefix="rdmalab-receivers.", dir="/tmp")
@@ -277,15 +278,17 @@ def run_environment(batch: Batch, log: Log) -> str:
             return why
         for_each(batch.submissions, s.jobs, lambda sub, slot: grade_in_guest(s, sub, slot, log))
         return ""
-    rc = run_rdma(s, ["--mode", s.mode, "--rw", s.work, "--timeout", str(Limits(s).environment(len(batch.submissions)))],
-                  ["--inside", s.work], os.path.join(s.batch_dir, "rdma.log"), log)
-    inside_said = (read_json_infra(os.path.join(s.batch_dir, "run.json")))
+    logfile = os.path.join(s.batch_dir, "rdma.log")
+    seconds = Limits(s).environment(len(batch.submissions))
+    rc = run_rdma(s, ["--mode", s.mode, "--rw", s.work, "--timeout", str(seconds)], ["--inside", s.work], logfile, log)
+    inside_said = read_json_infra(os.path.join(s.batch_dir, "run.json"))
     if rc != 0:
-        return inside_said or f"the RDMA environment failed: {why_guest_failed(os.path.join(s.batch_dir, 'rdma.log'))}"
+        return inside_said or f"the RDMA environment failed: {why_guest_failed(logfile)}"
     return inside_said
 
 
 def read_json_infra(path: str) -> str:
+    """The reason a batch's run.json gives, or ''."""
     try:
         with open(path) as f:
             return json.load(f).get("infra") or ""
