@@ -26,11 +26,18 @@ from .settings import Limits, Settings
 # the tree's links to the kit would otherwise reach them).
 HIDDEN = ("solutions", "build/solutions", ".git", "tests/grader/samples")
 
-# The first process of the namespaces: /proc of its own, the kit's answers
-# hidden, then the command as its child, so that the command keeps the
-# usual signals (the first process of a PID namespace ignores those it has
-# no handler for). A shell: each process costs 0.1 s in User-Mode Linux.
+# The first process of the namespaces, a shell (each process costs 0.1 s in
+# User-Mode Linux): the limits, with its ulimit (pairs of an option and a
+# value, up to --), where prlimit would be one more program; a /proc of its
+# own; the kit's answers hidden (folders, up to --); then the command, as
+# its child, so that it keeps the usual signals (the first process of a
+# PID namespace ignores those it has no handler for).
 OWN_PROC_SCRIPT = "\n".join([
+    'while [ "$1" != -- ]; do',
+    '\tulimit "$1" "$2" || exit 125',
+    "\tshift 2",
+    "done",
+    "shift",
     "mount -t proc -o hidepid=invisible proc /proc || exit 125",
     'while [ "$1" != -- ]; do',
     '\tmount -t tmpfs -o ro,size=4k,mode=755 hidden "$1" || exit 125',
@@ -52,12 +59,16 @@ def isolated() -> bool:
 class Sandbox:
     """What of the sandbox this environment makes. missing: a few words
     (empty when nothing is missing); cost: what that costs and how to mend
-    it. own_proc: the command that makes the namespaces (empty: none)."""
+    it. own_proc: the command that makes the namespaces (empty: none), and
+    hidden the folders it hides there. memlock: locked memory may be
+    unlimited (verbs need it; root in a container without CAP_SYS_RESOURCE
+    may not raise it)."""
 
     missing: str
     cost: str
     own_proc: Tuple[str, ...]
     memlock: bool
+    hidden: Tuple[str, ...] = ()
 
     def refusal(self, where: str, unsafe: bool) -> Optional[str]:
         """None when the sandbox is whole here or the batch grades --unsafe;
@@ -84,11 +95,11 @@ def probe(kit: str) -> Sandbox:
                        "container, give the grader CAP_SYS_ADMIN and no AppArmor profile that forbids mount",
                        (), memlock)
     hidden = [os.path.join(kit, f) for f in HIDDEN if os.path.isdir(os.path.join(kit, f))]
-    own_proc = namespaces + ("sh", "-c", OWN_PROC_SCRIPT, "own-proc", *hidden, "--")
-    if not _succeeds(list(own_proc) + ["true"]):
+    own_proc = namespaces + ("sh", "-c", OWN_PROC_SCRIPT, "own-proc")
+    if not _succeeds(list(own_proc) + ["--", *hidden, "--", "true"]):
         return Sandbox(f"a mount over {' '.join(hidden)} (mount -t tmpfs in a mount namespace failed)",
                        "the students' code could read the kit's answers", (), memlock)
-    return Sandbox("", "", own_proc, memlock)
+    return Sandbox("", "", own_proc, memlock, tuple(hidden))
 
 
 def _succeeds(cmd: Sequence[str]) -> bool:
@@ -122,14 +133,20 @@ def within_own(limit: int, name: str) -> int:
 
 def student_command(settings: Settings, box: Sandbox, uid: int, cmd: Sequence[str]) -> list:
     """CMD as the student's code runs: limited, and (as root) as UID in the
-    namespaces."""
+    namespaces, which set the limits themselves."""
     lim = settings.limits
-    limits = ["prlimit", f"--cpu={lim.cpu}", f"--as={lim.memory}", f"--fsize={lim.fsize}"]
+    if isolated() and box.own_proc:
+        limits = ["-t", lim.cpu, "-v", lim.memory // 1024, "-f", lim.fsize // 512, "-p", lim.nproc, "-c", 0]
+        limits += ["-l", "unlimited"] if box.memlock else []
+        become = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--"]
+        return [*box.own_proc, *map(str, limits), "--", *box.hidden, "--", *become, *cmd]
+    prlimit = ["prlimit", f"--cpu={lim.cpu}", f"--as={lim.memory}", f"--fsize={lim.fsize}"]
     if not isolated():
-        return limits + ["--core=0", "--"] + list(cmd)
-    limits += [f"--nproc={lim.nproc}", "--core=0"] + (["--memlock=unlimited"] if box.memlock else [])
+        return prlimit + ["--core=0", "--"] + list(cmd)
+    # Root without the namespaces (--unsafe): its own uid, limits by prlimit.
+    prlimit += [f"--nproc={lim.nproc}", "--core=0"] + (["--memlock=unlimited"] if box.memlock else [])
     become = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--"]
-    return limits + ["--"] + list(box.own_proc) + become + list(cmd)
+    return prlimit + ["--"] + become + list(cmd)
 
 
 def as_student(settings: Settings, box: Sandbox, uid: int, seconds: int, cmd: Sequence[str], *,
