@@ -68,7 +68,7 @@ NO_SOLUTIONS := no solutions/ in a student handout: nothing to check
 LAB_KIT_SRCS = $(filter-out tests/lab$(1)/test_%,$(wildcard tests/lab$(1)/*.c))
 LAB_KIT = $(if $(call LAB_KIT_SRCS,$(1)),$(BUILD)/kits/lab$(1).a,$(if \
 	$(wildcard tests/lib/*/lab$(1).a),$(KIT_SHIPPED)/lab$(1).a))
-RECEIVER_TESTKIT := $(if $(wildcard receiver/refsend.c),$(BUILD)/lib,$(KIT_SHIPPED))/libreceiver-testkit.a
+RECEIVER_TESTKIT := $(if $(wildcard tests/rdma/refsend.c),$(BUILD)/lib,$(KIT_SHIPPED))/libreceiver-testkit.a
 
 .PHONY: all build deps deps-check test unit-test rdma-test demo doctor \
 	vm-shell vm-prepare format clean help

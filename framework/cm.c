@@ -173,10 +173,10 @@ int rl_cm_connect(struct rdma_cm_id *id, const void *priv, uint8_t len, int time
 /*
  * Server side: create an id on CH, bind it to HOST:PORT (HOST NULL for any
  * address, PORT 0 for any free port, stored in *BOUND_PORT if not NULL) and
- * listen.
+ * listen, with room for BACKLOG connection requests not yet taken.
  */
-int rl_cm_listen(struct rdma_event_channel *ch, const char *host, uint16_t port,
-		 struct rdma_cm_id **id, uint16_t *bound_port)
+int rl_cm_listen_backlog(struct rdma_event_channel *ch, const char *host, uint16_t port,
+			 int backlog, struct rdma_cm_id **id, uint16_t *bound_port)
 {
 	struct sockaddr_in sin;
 	int ret;
@@ -187,10 +187,12 @@ int rl_cm_listen(struct rdma_event_channel *ch, const char *host, uint16_t port,
 	if (rdma_create_id(ch, id, NULL, RDMA_PS_TCP))
 		return rl_fail("rdma_create_id", errno, "for %s:%u", host ? host : "*", port);
 	if (rdma_bind_addr(*id, (struct sockaddr *)&sin)) {
-		ret = rl_fail("rdma_bind_addr", errno, "%s:%u", host ? host : "*", port);
+		ret = rl_fail("rdma_bind_addr", errno,
+			      "%s:%u (is the address on an RDMA device? is the port in use?)",
+			      host ? host : "*", port);
 		goto clean_id;
 	}
-	if (rdma_listen(*id, 1)) {
+	if (rdma_listen(*id, backlog)) {
 		ret = rl_fail("rdma_listen", errno, "%s:%u", host ? host : "*", port);
 		goto clean_id;
 	}
@@ -202,6 +204,13 @@ clean_id:
 	rdma_destroy_id(*id);
 	*id = NULL;
 	return ret;
+}
+
+/* Server side: rl_cm_listen_backlog() for one peer at a time, a backlog of 1. */
+int rl_cm_listen(struct rdma_event_channel *ch, const char *host, uint16_t port,
+		 struct rdma_cm_id **id, uint16_t *bound_port)
+{
+	return rl_cm_listen_backlog(ch, host, port, 1, id, bound_port);
 }
 
 /* Server side: wait for a CONNECT_REQUEST on CH; EV->id is the new connection. */

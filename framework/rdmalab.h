@@ -376,6 +376,9 @@ int rl_cm_connect(struct rdma_cm_id *id, const void *priv, uint8_t len, int time
 /* Server: create an id, bind HOST:PORT (0: any, in *BOUND_PORT), listen. */
 int rl_cm_listen(struct rdma_event_channel *ch, const char *host, uint16_t port,
 		 struct rdma_cm_id **id, uint16_t *bound_port);
+/* Server: rl_cm_listen() with BACKLOG requests waiting at most (many senders at once). */
+int rl_cm_listen_backlog(struct rdma_event_channel *ch, const char *host, uint16_t port,
+			 int backlog, struct rdma_cm_id **id, uint16_t *bound_port);
 /* Server: wait for CONNECT_REQUEST; EV->id is the new connection. */
 int rl_cm_get_request(struct rdma_event_channel *ch, int timeout_ms, struct rl_cm_event *ev);
 /* Server: accept ID with private data PRIV, wait ESTABLISHED. */

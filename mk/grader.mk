@@ -80,12 +80,13 @@ grade:
 	@scripts/grade --mode $(RDMA_MODE) --name $(GRADE_NAME) --out $(GRADE_OUT) \
 		--source "$(GRADE_SOURCE)" $(if $(LAB),--lab $(LAB))
 
-# What grader/rdmalab-grade builds in the kit before any lab: the receiver,
+# What grader/rdmalab-grade builds in the kit before any lab: the receiver
+# and the program that starts the tests' receivers,
 # the libraries the step tests link (Lab 3's link the receiver's), and the
 # rubric, receivers and hide script (mk/labs.mk) of each lab it grades
 # (GRADER_LABS, default all), which it grades with and links the tests with.
 grader-kit:
-	@$(MAKE) --no-print-directory $(RECEIVER_BIN) $(FW_LIB) $(GRADED_OBJ) $(LAB3_LINK) kits \
+	@$(MAKE) --no-print-directory $(RECEIVER_BIN) $(RECEIVERS_BIN) $(FW_LIB) $(GRADED_OBJ) $(LAB3_LINK) kits \
 		$(foreach n,$(or $(GRADER_LABS),$(LABS)),$(call LAB_RUBRIC,$(n)) $(call LAB_RECEIVERS,$(n)) \
 		$(call LAB_HIDE,$(n)))
 

@@ -1,19 +1,25 @@
 # receiver.mk: the Lab 3 reference receiver, its tests and its fuzz target
 # (see docs/receiver.md and docs/protocol.md).
 #
-#   make build        also builds build/bin/rdmalab-receiver
+#   make build        also builds build/bin/rdmalab-receiver and
+#                     build/bin/rdmalab-receivers (the grader's, which starts
+#                     them: tests/rdma/receivers.c)
 #   make fuzz         runs the protocol decoder under libFuzzer for
 #                     FUZZ_SECONDS (default 30)
 
-RECEIVER_SRCS := $(filter-out receiver/main.c receiver/refsend.c,$(wildcard receiver/*.c))
+RECEIVER_SRCS := $(filter-out receiver/main.c,$(wildcard receiver/*.c))
 RECEIVER_OBJS := $(RECEIVER_SRCS:%.c=$(BUILD)/%.o)
 RECEIVER_LIB  := $(BUILD)/lib/libreceiver.a
 RECEIVER_BIN  := $(BUILD)/bin/rdmalab-receiver
+RECEIVERS_BIN := $(BUILD)/bin/rdmalab-receivers
 
 # What the RDMA tests link besides the receiver, RECEIVER_TESTKIT (the
-# Makefile's): the reference sender and the fixture that starts a receiver.
-# An archive, so listing it twice is harmless. A handout ships it compiled.
-RECEIVER_TESTKIT_OBJS := $(BUILD)/receiver/refsend.o $(BUILD)/tests/rdma/receiver_fixture.o
+# Makefile's): the reference sender, the fixture that starts a receiver and
+# the code that starts receivers and waits until they listen, the fixture's
+# and rdmalab-receivers'. An archive, so listing it twice is harmless. A
+# handout ships it compiled.
+RECEIVER_TESTKIT_OBJS := $(BUILD)/tests/rdma/refsend.o $(BUILD)/tests/rdma/receiver_fixture.o \
+	$(BUILD)/tests/rdma/receiver_launch.o
 
 $(RECEIVER_LIB): $(RECEIVER_OBJS)
 	@mkdir -p $(@D)
@@ -29,7 +35,11 @@ $(RECEIVER_BIN): $(BUILD)/receiver/main.o $(RECEIVER_LIB) $(FW_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-build: $(RECEIVER_BIN)
+$(RECEIVERS_BIN): $(BUILD)/tests/rdma/receivers.o $(RECEIVER_TESTKIT)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+build: $(RECEIVER_BIN) $(RECEIVERS_BIN)
 
 # The receiver's tests link its objects before the framework library
 # ("private": what they need is not passed on to their prerequisites). The

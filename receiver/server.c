@@ -16,6 +16,7 @@
 
 #include "receiver.h"
 
+/* Connection requests waiting to be taken: enough for many senders connecting at once. */
 #define RCV_LISTEN_BACKLOG 128
 
 static volatile sig_atomic_t rcv_stop;
@@ -40,30 +41,6 @@ static int rcv_set_nonblock(int fd, const char *what)
 
 	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK))
 		return rl_fail("fcntl O_NONBLOCK", errno, "%s fd %d", what, fd);
-	return 0;
-}
-
-/*
- * Listen on HOST:PORT (HOST NULL: every address). Like rl_cm_listen(), but
- * with a backlog deep enough for many senders connecting at once.
- */
-static int rcv_listen(struct rcv_server *srv, const char *host, uint16_t port)
-{
-	struct sockaddr_in sin;
-	int ret;
-
-	ret = rl_resolve_ipv4(host, port, &sin);
-	if (ret)
-		return ret;
-	if (rdma_create_id(srv->cm_ch, &srv->listen_id, NULL, RDMA_PS_TCP))
-		return rl_fail("rdma_create_id", errno, "for %s:%u", host ? host : "*", port);
-	if (rdma_bind_addr(srv->listen_id, (struct sockaddr *)&sin))
-		return rl_fail("rdma_bind_addr", errno,
-			       "%s:%u (is the address on an RDMA "
-			       "device? is the port in use?)",
-			       host ? host : "*", port);
-	if (rdma_listen(srv->listen_id, RCV_LISTEN_BACKLOG))
-		return rl_fail("rdma_listen", errno, "%s:%u", host ? host : "*", port);
 	return 0;
 }
 
@@ -266,7 +243,8 @@ int rcv_serve(const struct rcv_config *cfg, const uint8_t *secret, size_t secret
 	srv.cm_ch = rl_cm_create_channel();
 	ret = srv.cm_ch ? rcv_set_nonblock(srv.cm_ch->fd, "rdma_cm channel") : -ENODEV;
 	if (!ret)
-		ret = rcv_listen(&srv, host, cfg->common.port);
+		ret = rl_cm_listen_backlog(srv.cm_ch, host, cfg->common.port, RCV_LISTEN_BACKLOG,
+					   &srv.listen_id, NULL);
 	if (!ret && srv.listen_id->verbs)
 		ret = rcv_open_device(&srv, srv.listen_id->verbs);
 	if (ret)

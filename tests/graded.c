@@ -14,9 +14,10 @@
  *       result (pass, FAIL, skipped), points (earned), max, message,
  *       skipped_because, said (what the test's processes printed, bounded),
  *       ms (how long it took).
- *       A test whose .needs step failed is skipped, not run, unless --all
- *       (make check-labs runs every test on the stubs). Exits 1 when a test
- *       did not pass, 2 on a usage error.
+ *       A test whose .needs step failed, or a test of the whole program
+ *       (.whole) after a step none of whose tests passed, is skipped, not
+ *       run, unless --all (make check-labs runs every test on the stubs).
+ *       Exits 1 when a test did not pass, 2 on a usage error.
  *   PROG --rubric
  *       print the tests, one JSON line each: lab, step, test, max, needs
  *       (null for none), receiver (its options, or null).
@@ -405,12 +406,12 @@ static int check_act_memory(const struct rl_graded **t, size_t n)
 	return bad;
 }
 
-/* A row for test G, skipped because step NEEDS failed. */
-static struct row skipped(const struct rl_graded *g)
+/* A row for test G, skipped because of step STEP: WHY ("step %d failed"). */
+static struct row skipped(const struct rl_graded *g, const char *why, int step)
 {
 	struct row r = { .g = g, .r = { .result = "skipped" } };
 
-	if (asprintf(&r.r.message, "step %d failed", g->needs) < 0 || !(r.r.said = strdup(""))) {
+	if (asprintf(&r.r.message, why, step) < 0 || !(r.r.said = strdup(""))) {
 		perror("graded: asprintf");
 		exit(2);
 	}
@@ -418,11 +419,26 @@ static struct row skipped(const struct rl_graded *g)
 	return r;
 }
 
+/*
+ * The first step before STEP whose tests ran and none passed (RAN, PASSED:
+ * by step), or 0: a whole program stops at such a step's "not
+ * implemented", so its tests would say nothing new.
+ */
+static int undone_step(int step, const bool *ran, const bool *passed)
+{
+	int s;
+
+	for (s = 1; s < step; s++)
+		if (ran[s] && !passed[s])
+			return s;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = parse(argc, argv);
-	int failed[MAX_STEP] = { 0 }, bad = 0;
-	bool hung[MAX_STEP] = { false };
+	int failed[MAX_STEP] = { 0 }, bad = 0, undone;
+	bool hung[MAX_STEP] = { false }, ran[MAX_STEP] = { false }, passed[MAX_STEP] = { false };
 	const struct rl_graded **t;
 	struct row *r;
 	size_t n, i, nr = 0;
@@ -450,12 +466,19 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		if (o.step && t[i]->step != o.step)
 			continue;
+		undone = t[i]->whole ? undone_step(t[i]->step, ran, passed) : 0;
 		if (!o.all && t[i]->needs && failed[t[i]->needs])
-			r[nr] = skipped(t[i]);
+			r[nr] = skipped(t[i], "step %d failed", t[i]->needs);
+		else if (!o.all && undone)
+			r[nr] = skipped(t[i], "step %d is still to do: none of its tests passed",
+					undone);
 		else
 			hung[t[i]->step] |= run_test(t[i], hung[t[i]->step], &r[nr]);
+		ran[t[i]->step] = true;
 		if (strcmp(r[nr].r.result, "pass") != 0)
 			failed[t[i]->step] = bad = 1;
+		else
+			passed[t[i]->step] = true;
 		nr++;
 	}
 	if (o.results         ? write_results(o.results, r, nr) :

@@ -44,7 +44,10 @@ void rl_crash_raw_frames(void);
  *             .setup = empty_file, .act = hash_it, .check = sha256sum_agrees)
  *
  * and, when it is only worth running once an earlier step passed every
- * test, `.needs = 6`. A test that needs less time than the RDMA tests'
+ * test, `.needs = 6`. A test of the lab's whole program says so (`.whole =
+ * true`): it is skipped while an earlier step passed none of its tests,
+ * that is, while that step is still to do and the program would only stop
+ * at its "not implemented". A test that needs less time than the RDMA tests'
  * limit says so (`.limit = 30`, seconds), and one that talks to a
  * reference receiver names the receiver's options (`.receiver =
  * "--fault-window 4096"`, "" for none): in the grader that receiver is one
@@ -71,6 +74,7 @@ struct rl_graded {
 	int step;             /* make check LAB=N STEP=k runs the tests of step k */
 	int points;           /* earned when the test passes */
 	int needs;            /* skipped, not run, when this earlier step failed; 0: none */
+	bool whole;           /* the whole program's: skipped while a step before passed none */
 	int limit;            /* seconds before the multiplier, if under the RDMA limit; 0: it */
 	const char *receiver; /* the reference receiver's options; NULL: no receiver */
 	void (*setup)(struct rl_case *c);

@@ -185,7 +185,7 @@ def run_lab(settings: Settings, box: sandbox.Sandbox, sub: Submission, lab: int,
     that runs student code holds; its output goes to another. Both are in
     W/results/labN. '' when it ran, else why not (a receiver did not start)."""
     t0 = time.monotonic()
-    w, kit = sub.work(settings), settings.kit
+    w = sub.work(settings)
     out = os.path.join(w, "results", f"lab{lab}")
     os.makedirs(os.path.join(run, "build/labs"), exist_ok=True)
     os.makedirs(out, exist_ok=True)
@@ -199,16 +199,15 @@ def run_lab(settings: Settings, box: sandbox.Sandbox, sub: Submission, lab: int,
         return "could not make a folder for the receivers in /tmp"
     why = ""
     try:
-        why = receivers.start(kit, os.path.join(kit, f"build/rubric/lab{lab}.receivers"), slot, rdir,
-                              os.environ.get("RDMALAB_ADDR", ""), Limits(settings))
+        why = receivers.start(settings, lab, slot, rdir, os.environ.get("RDMALAB_ADDR", ""))
         if not why:
             run_tests(settings, box, sub.uid, lab, run, out, rdir)
             sandbox.end_student(sub.uid)
     finally:
-        receivers.stop(rdir)
+        receivers.stop(settings, rdir)
     records = os.path.join(out, "steps.jsonl")
     if not why:
-        receivers.keep_logs(rdir, records, out)
+        receivers.keep_logs(settings, rdir, records, out)
     sandbox.remove(rdir)
     if why:
         return why

@@ -2,12 +2,10 @@
 /* receiver_fixture.c: start, watch and stop rdmalab-receiver for the RDMA tests. */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -16,41 +14,11 @@
 #include <check.h>
 
 #include "receiver_fixture.h"
+#include "receiver_launch.h"
 
 int rf_timeout_ms(int base_ms)
 {
-	const char *s = getenv("CK_TIMEOUT_MULTIPLIER");
-	double m = s && *s ? atof(s) : 1.0;
-
-	return (int)(base_ms * (m > 0 ? m : 1.0));
-}
-
-/*
- * The receiver binary: $RDMALAB_RECEIVER, else build/bin/rdmalab-receiver in
- * the nearest folder above this test program that has one (tests live at
- * build/tests/rdma/ and at build/{labs,solutions}/labN/tests/).
- */
-static void rf_receiver_path(char *buf, size_t size)
-{
-	const char *env = getenv("RDMALAB_RECEIVER");
-	char exe[PATH_MAX], *dir = exe;
-	ssize_t n;
-
-	if (env && *env) {
-		snprintf(buf, size, "%s", env);
-		return;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	ck_assert_msg(n > 0, "readlink /proc/self/exe: %s", strerror(errno));
-	exe[n] = '\0';
-	for (int up = 0; up < 5; up++) {
-		dir = dirname(dir); /* cuts EXE at its last slash, in place */
-		if (snprintf(buf, size, "%s/bin/rdmalab-receiver", dir) >= (int)size)
-			break;
-		if (access(buf, X_OK) == 0)
-			return;
-	}
-	ck_abort_msg("expected build/bin/rdmalab-receiver above %s (run make), found none", dir);
+	return rr_scaled_ms(base_ms);
 }
 
 /*
@@ -171,51 +139,44 @@ int rf_count_in(const char *text, const char *needle)
 	return n;
 }
 
-/* Exec the receiver in the child, its output into the log file. */
-static void rf_exec(const struct rf_receiver *rf, const char *const *extra)
+/*
+ * Fork and exec the receiver (rr_spawn), its output into the log file.
+ * Sealed (results_fd set): a secret of its own, its results log on
+ * descriptor 3, no path; else the secret file and the results log at
+ * their paths.
+ */
+static void rf_spawn(struct rf_receiver *rf, const char *const *extra)
 {
-	const char *argv[RF_MAX_ARGS + 16];
-	char path[PATH_MAX], port[8];
-	int n = 0, fd;
+	char path[PATH_MAX];
+	int log = open(rf->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	struct rr_spec spec = {
+		.bin = path,
+		.addr = rf->addr,
+		.port = rf->port,
+		.secret_file = rf->results_fd >= 0 ? NULL : rf->secret_path,
+		.results = rf->results_fd >= 0 ? NULL : rf->results_path,
+		.results_fd = rf->results_fd,
+		.log_fd = log,
+		.verbose = true,
+		.die_with_parent = true,
+		.extra = extra,
+	};
+	pid_t pid;
 
-	rf_receiver_path(path, sizeof(path));
-	snprintf(port, sizeof(port), "%u", rf->port);
-	argv[n++] = path;
-	if (rf->results_fd >= 0) {
-		/* Sealed: a secret of its own; the log on descriptor 3, no path. */
-		if (rf->results_fd == 3 ? fcntl(3, F_SETFD, 0) : dup2(rf->results_fd, 3))
-			_exit(127);
-		argv[n++] = "--secret-random";
-		argv[n++] = "--results";
-		argv[n++] = "/dev/fd/3";
-	} else {
-		argv[n++] = "--secret-file";
-		argv[n++] = rf->secret_path;
-		argv[n++] = "--results";
-		argv[n++] = rf->results_path;
-	}
-	argv[n++] = "-p";
-	argv[n++] = port;
-	argv[n++] = "-v";
-	while (extra && *extra && n < RF_MAX_ARGS + 12)
-		argv[n++] = *extra++;
-	argv[n++] = rf->addr;
-	argv[n] = NULL;
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	fd = open(rf->log_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
-	if (fd >= 0) {
-		dup2(fd, STDOUT_FILENO);
-		dup2(fd, STDERR_FILENO);
-	}
-	execv(path, (char *const *)argv);
-	fprintf(stderr, "exec %s: %s\n", path, strerror(errno));
-	_exit(127);
+	ck_assert_msg(log >= 0, "create %s: %s", rf->log_path, strerror(errno));
+	ck_assert_msg(rr_receiver_path(path, sizeof(path)) == 0, "%s", path);
+	pid = rr_spawn(&spec);
+	close(log);
+	ck_assert_msg(pid > 0, "could not start %s: %s", path, strerror(-pid));
+	rf->pid = pid;
 }
 
 /* Start a receiver: SEALED, with a secret and a log no path leads to (see rf_start_sealed). */
 static void rf_start_as(struct rf_receiver *rf, const char *const *extra, bool sealed)
 {
-	int waited, status, limit = rf_timeout_ms(10000);
+	const char *logs[] = { rf->log_path };
+	int limit = rf_timeout_ms(10000);
+	bool exited;
 	char *log;
 
 	memset(rf, 0, sizeof(*rf));
@@ -236,24 +197,14 @@ static void rf_start_as(struct rf_receiver *rf, const char *const *extra, bool s
 	}
 	snprintf(rf->log_path, sizeof(rf->log_path), "%s/receiver.log", rf->dir);
 	rf->port = rf_free_port(rf->addr);
-	rf->pid = fork();
-	ck_assert_msg(rf->pid >= 0, "fork: %s", strerror(errno));
-	if (rf->pid == 0)
-		rf_exec(rf, extra);
-	for (waited = 0; waited < limit; waited += 20) {
-		log = rf_log(rf);
-		if (strstr(log, "listening on")) {
-			free(log);
-			return;
-		}
-		if (waitpid(rf->pid, &status, WNOHANG) == rf->pid) {
-			rf->pid = 0;
-			ck_abort_msg("receiver exited before listening; its output:\n%s", log);
-		}
-		free(log);
-		usleep(20000);
-	}
-	ck_abort_msg("receiver did not say 'listening on' within %d ms", limit);
+	rf_spawn(rf, extra);
+	if (rr_wait(1, &rf->pid, logs, limit, &exited) < 0)
+		return;
+	log = rf_log(rf);
+	if (exited)
+		ck_abort_msg("receiver exited before listening; its output:\n%s", log);
+	ck_abort_msg("receiver did not say '" RR_LISTENING "' within %d ms; its output:\n%s", limit,
+		     log);
 }
 
 void rf_start(struct rf_receiver *rf, const char *const *extra)

@@ -41,14 +41,14 @@ struct rf_job {
 	pthread_t thread;
 };
 
-/* Macros */
-
-#define RF_MAX_ARGS 24
-
 /* receiver_fixture.c */
-/* BASE_MS times CK_TIMEOUT_MULTIPLIER (default 1). */
+/* BASE_MS times CK_TIMEOUT_MULTIPLIER (default 1): rr_scaled_ms (receiver_launch.h). */
 int rf_timeout_ms(int base_ms);
-/* Start a receiver with the options in EXTRA (NULL-terminated); fails the test if it cannot. */
+/*
+ * Start a receiver with the options in EXTRA (NULL-terminated, at most
+ * RR_MAX_EXTRA) and wait until it listens (receiver_launch.c, the
+ * grader's code too); fails the test if it cannot.
+ */
 void rf_start(struct rf_receiver *rf, const char *const *extra);
 /*
  * Start one sealed (a graded test's, in make check): --secret-random, a

@@ -109,6 +109,10 @@ static void segfaults(struct rl_case *c)
 
 RL_GRADED(crashes, .step = 4, .points = 1, .act = segfaults, .check = wants_42);
 
+/* Of the whole program, after step 3, none of whose tests passed: skipped. */
+RL_GRADED(runs_the_whole_program, .step = 4, .points = 1, .whole = true, .act = say_42,
+	  .check = wants_42);
+
 /* Step 5 never returns: the first test runs out its time limit... */
 static void hangs(struct rl_case *c)
 {
