@@ -21,7 +21,7 @@ from typing import List, NoReturn, Tuple
 from . import intake, publish, run, sandbox
 from .batch import Batch, Log, Submission
 from .build import build_all, test_programs
-from .settings import Settings, StudentLimits, limits_from_env
+from .settings import BadSetting, Settings, StudentLimits, from_environment
 
 PROG = "rdmalab-grade"
 
@@ -192,6 +192,10 @@ def settle(opts: Options, usage: str, kit: str) -> Tuple[Batch, sandbox.Sandbox,
     labs = check_labs(opts, kit, all_labs)
     if opts.name and (len(opts.submissions) != 1 or opts.whole_class):
         die("--name is for one submission, not a class")
+    try:
+        env = from_environment(dict(os.environ))
+    except BadSetting as e:
+        die(str(e))
     # The students' code is built and tested where RDMA runs: in a guest,
     # whose root makes the sandbox there; natively, here, which must then.
     where = where_rdma_runs(kit, opts.mode)
@@ -202,8 +206,7 @@ def settle(opts: Options, usage: str, kit: str) -> Tuple[Batch, sandbox.Sandbox,
             die(refusal)
     out = make_folders(opts.out)
     named = list_submissions(opts)
-    limits, lowered = own_limits(limits_from_env(dict(os.environ)))
-    env = os.environ
+    limits, lowered = own_limits(env.pop("limits"))
     settings = Settings(
         kit=kit, out=out, labs=labs, all_labs=all_labs, jobs=int(opts.jobs), mode=where,
         graded=graded_text(labs, all_labs), source=opts.source, rules=opts.rules,
@@ -212,10 +215,7 @@ def settle(opts: Options, usage: str, kit: str) -> Tuple[Batch, sandbox.Sandbox,
         # made here, before the guests boot: a build in User-Mode Linux
         # takes ten times as long (11 s against 1 s for Lab 3), and guests
         # building at once slow each other's tests.
-        built_here=where == "native" or not box.missing,
-        uid_base=int(env.get("GRADE_UID_BASE") or 64100),
-        test_seconds=int(env.get("GRADE_TEST_SECONDS") or 30),
-        limits=limits, multiplier=float(env.get("CK_TIMEOUT_MULTIPLIER") or 1))
+        built_here=where == "native" or not box.missing, limits=limits, **env)
     subs = [Submission(n, src, k, settings.student_uid(k)) for k, (n, src) in enumerate(named)]
     batch = Batch(settings, subs)
     try:

@@ -98,16 +98,40 @@ class Settings:
         return replace(self, multiplier=self.multiplier * factor)
 
 
-def limits_from_env(env: Dict[str, str]) -> StudentLimits:
-    """The student limits the environment asks for (GRADE_*), else the
-    defaults."""
+class BadSetting(ValueError):
+    """A setting from the environment that is not a number: its one line."""
+
+
+def _env_number(env: Dict[str, str], name: str, default: float, whole: bool = True) -> Any:
+    """ENV's NAME as a number (whole unless WHOLE is false), else DEFAULT."""
+    text = env.get(name) or ""
+    if not text:
+        return default
+    try:
+        value = int(text) if whole else float(text)
+    except ValueError:
+        raise BadSetting(f"{name}={text}: give a {'whole ' if whole else ''}number") from None
+    if value <= 0 and name != "GRADE_UID_BASE":
+        raise BadSetting(f"{name}={text}: give a number above 0")
+    return value
+
+
+def from_environment(env: Dict[str, str]) -> Dict[str, Any]:
+    """The settings the environment may change: the uids (GRADE_UID_BASE),
+    the seconds per test (GRADE_TEST_SECONDS), the student limits
+    (GRADE_CPU_SECONDS, GRADE_MEMORY_BYTES, GRADE_FILE_BYTES,
+    GRADE_PROCESSES) and the multiplier (CK_TIMEOUT_MULTIPLIER), each its
+    default when unset. Raises BadSetting."""
     d = StudentLimits()
-    return StudentLimits(
-        cpu=int(env.get("GRADE_CPU_SECONDS") or d.cpu),
-        memory=int(env.get("GRADE_MEMORY_BYTES") or d.memory),
-        fsize=int(env.get("GRADE_FILE_BYTES") or d.fsize),
-        nproc=int(env.get("GRADE_PROCESSES") or d.nproc),
-    )
+    return {
+        "uid_base": _env_number(env, "GRADE_UID_BASE", Settings.uid_base),
+        "test_seconds": _env_number(env, "GRADE_TEST_SECONDS", TEST_SECONDS),
+        "limits": StudentLimits(cpu=_env_number(env, "GRADE_CPU_SECONDS", d.cpu),
+                                memory=_env_number(env, "GRADE_MEMORY_BYTES", d.memory),
+                                fsize=_env_number(env, "GRADE_FILE_BYTES", d.fsize),
+                                nproc=_env_number(env, "GRADE_PROCESSES", d.nproc)),
+        "multiplier": _env_number(env, "CK_TIMEOUT_MULTIPLIER", 1.0, whole=False),
+    }
 
 
 def number_text(x: float) -> str:

@@ -18,7 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "grader")
 
 from kitbase import KIT, KitCase  # noqa: E402
 from rdmalab_grade import build, cli, intake, publish, run  # noqa: E402
-from rdmalab_grade.settings import Limits, Settings, StudentLimits, number_text  # noqa: E402
+from rdmalab_grade.settings import (BadSetting, Limits, Settings, StudentLimits, from_environment,  # noqa: E402
+                                    number_text)
 
 GRADER = KIT / "grader" / "rdmalab-grade"
 
@@ -44,6 +45,12 @@ class SettingsTest(KitCase):
         self.assertEqual((slow.build, slow.rules, slow.lab_tests), (900, 180, 1800))
         self.assertEqual(slow.guest, 3150)  # (900 + 600 for each of 2 labs) * 1.5
         self.assertEqual(slow.test, 30)  # the harness scales it itself
+
+    def test_the_environment_gives_numbers_or_one_line_that_says_which(self) -> None:
+        self.assertEqual(from_environment({"GRADE_UID_BASE": "5000"})["uid_base"], 5000)
+        self.assertEqual(from_environment({})["limits"], StudentLimits())
+        with self.assertRaisesRegex(BadSetting, "^GRADE_PROCESSES=many: give a whole number$"):
+            from_environment({"GRADE_PROCESSES": "many"})
 
     def test_the_calibration_stretches_the_multiplier_it_was_given(self) -> None:
         self.assertEqual(settings(multiplier=2).scaled_by(1.5).multiplier, 3)
