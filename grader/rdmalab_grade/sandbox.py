@@ -212,32 +212,12 @@ def end_student(uid: int) -> None:
 def clean_student(uid: int) -> None:
     """Once a submission is done, remove the files UID left in the shared
     temporary folders, where a submission of a later batch, which gets the
-    same uid, would find them."""
-    if not isolated():
-        return
-    for top in ("/tmp", "/var/tmp", "/dev/shm"):
-        _remove_owned(top, uid)
-
-
-def _remove_owned(top: str, uid: int) -> None:
-    """find TOP -xdev -user UID -delete: deepest first, on TOP's filesystem."""
-    try:
-        dev = os.lstat(top).st_dev
-    except OSError:
-        return
-    for folder, dirs, files in os.walk(top, topdown=False):
-        for name in files + dirs:
-            path = os.path.join(folder, name)
-            try:
-                st = os.lstat(path)
-                if st.st_uid != uid or st.st_dev != dev:
-                    continue
-                if os.path.isdir(path) and not os.path.islink(path):
-                    os.rmdir(path)
-                else:
-                    os.unlink(path)
-            except OSError:
-                continue
+    same uid, would find them. find(1), on each folder's own filesystem:
+    in the QEMU VM /tmp shows the host's, over 9p, where a walk in Python
+    took four times as long."""
+    if isolated():
+        subprocess.run(["find", "/tmp", "/var/tmp", "/dev/shm", "-xdev", "-user", str(uid), "-delete"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def give_student(uid: int, *paths: str) -> None:
