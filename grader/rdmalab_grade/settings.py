@@ -151,14 +151,16 @@ class Limits:
     - lab_tests: a lab's whole test program (its tests one after another);
     - build: a lab's build, compiler and link; rules: its rules' check;
     - unpack: a tarball unpacked as the student;
-    - receivers(n): n reference receivers to say they listen;
     - guest: one User-Mode Linux guest grading one submission (the boot
       and each lab's build and tests);
     - environment(count): the one guest (or native run) of a whole batch;
-    - grace: what a run gets between SIGTERM and SIGKILL, and the receivers
-      and a uid's leftovers to end (not scaled: the kernel is quick to kill).
-    The CPU seconds of each student process are a per-process limit, not a
-    wall clock (StudentLimits.cpu)."""
+    - grace: what a run gets between SIGTERM and SIGKILL (not scaled: the
+      kernel is quick to kill; a uid's leftovers get as long, sandbox.py).
+    Two more are not the grader's to set: rdmalab-receivers waits (10 + N/2)
+    s for N reference receivers to listen, times the multiplier the grader
+    passes it (receivers.py), and gives them 5 s to stop. The CPU seconds
+    of each student process are a per-process limit, not a wall clock
+    (StudentLimits.cpu)."""
 
     settings: Settings
 
@@ -185,9 +187,6 @@ class Limits:
     @property
     def unpack(self) -> int:
         return self.scaled(120)
-
-    def receivers(self, n: int) -> int:
-        return self.scaled(10 + n // 2)
 
     @property
     def guest(self) -> int:
