@@ -287,6 +287,9 @@ def grade(batch: Batch, box: sandbox.Sandbox, lowered: str) -> int:
     log.say(f"{PROG}: {len(batch.submissions)} submission(s), {s.graded}, {s.jobs} at once, results in {s.out}")
     if lowered:
         log.say(f"{PROG}: limits lowered to this process's own (prlimit's names):{lowered}")
+    uids = sandbox.hold_uids(s.uid_base, lambda: log.say(
+        f"{PROG}: another grader on this machine has the uids from {s.uid_base + 1}: waiting for it to end "
+        "(GRADE_UID_BASE gives this one others)"))
     started = time.monotonic()
     batch_infra = kit_ready(s, log)
     if not batch_infra:
@@ -307,6 +310,8 @@ def grade(batch: Batch, box: sandbox.Sandbox, lowered: str) -> int:
         log.say(f"{PROG}: the class: {s.out}/class.html (and class.csv, summary.txt)")
     log.say(f"{PROG}: done in {int(time.monotonic() - started)} s")
     log.close()
+    if uids:
+        uids.close()
     return status
 
 

@@ -11,6 +11,7 @@ once (probe) and said: the grader stops on it unless --unsafe.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import resource
 import shutil
@@ -18,7 +19,7 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass
-from typing import IO, Dict, Optional, Sequence, Tuple, Union
+from typing import IO, Callable, Dict, Optional, Sequence, Tuple, Union
 
 from .settings import Limits, Settings
 
@@ -242,6 +243,27 @@ def own_folder(uid: int, path: str) -> None:
     os.chmod(path, 0o750)
     if isolated():
         os.chown(path, -1, uid)
+
+
+def hold_uids(uid_base: int, waiting: Callable[[], None]) -> Optional[IO[bytes]]:
+    """As root, the uids from UID_BASE + 1 this grader's alone on this
+    machine, for as long as the file returned stays open: two graders that
+    shared them would kill and remove each other's students' processes and
+    files (end_student, clean_student). A second one waits for the first,
+    after WAITING says so. None when not root (the student's code then runs
+    as the grader's own user)."""
+    if not isolated():
+        return None
+    try:
+        lock = open(f"/run/rdmalab-grade-{uid_base}.lock", "ab")
+    except OSError:  # no /run to write (a read-only container): as before, unheld
+        return None
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        waiting()
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    return lock
 
 
 def can(uid: int, test: Sequence[str]) -> bool:
