@@ -18,6 +18,8 @@ TEST_EXTRAS += --extra "grader: make grade LAB=0 with a Lab 1 that does not comp
 	"cases tests.grader.test_make_grade"
 TEST_EXTRAS += --extra "grader: a test program's parent decides every result (exit(0), daemons, skips)" \
 	"cases tests.grader.test_graded"
+TEST_EXTRAS += --extra "grader: its control without a guest: settings, limits, names, intake, the command line" \
+	"cases tests.grader.test_control"
 TEST_EXTRAS += --extra "grader: each test declares its points once; the rubric-only program prints them" \
 	"cases tests.grader.test_rubric"
 TEST_EXTRAS += --extra "grader: scripts/results shows every field of the records in every view, long messages bounded; the model refuses a bad line" \

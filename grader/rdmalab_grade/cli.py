@@ -304,9 +304,9 @@ def grade(batch: Batch, box: sandbox.Sandbox, lowered: str) -> int:
             status = 1
     # The class: every student with results in DIR, graded now or before.
     if s.class_pages:
-        rc, out, err = publish.views(s.kit, ["class", "--labs", " ".join(str(n) for n in s.labs), s.out])
-        log.say(out + err)
-        status = status or (1 if rc != 0 else 0)
+        written, said = publish.class_pages(s)
+        log.say(said)
+        status = status or (0 if written else 1)
         log.say(f"{PROG}: the class: {s.out}/class.html (and class.csv, summary.txt)")
     log.say(f"{PROG}: done in {int(time.monotonic() - started)} s")
     log.close()

@@ -3,7 +3,7 @@
 A lab's test program writes one record per graded test (tests/graded.c, one
 JSON line each) and prints its rubric (--rubric); the grader adds the record
 of the lab's build (step 0, labN_builds, worth 0) and keeps a submission's
-records in results.jsonl beside submission.json (grader/lib/publish.sh). A
+records in results.jsonl beside submission.json (grader/rdmalab_grade/publish.py). A
 class is a folder of such submissions, one folder each. The formats:
 
   record:      {"lab":3,"step":1,"test":"...","result":"pass"|"FAIL"|"skipped",
@@ -221,7 +221,7 @@ def submission_of(v: dict[str, Any], records: list[Record]) -> Submission:
 RECORD = "a test's record (tests/graded.c)"
 GRADER_RECORD = "a test's record (scripts/results lab)"
 RUBRIC_LINE = "a rubric line (the test program's --rubric)"
-SUBMISSION = "a submission (grader/lib/publish.sh)"
+SUBMISSION = "a submission (grader/rdmalab_grade/publish.py)"
 
 
 def typed(line: Line, what: str, check: Callable[[Any], bool]) -> Any:
@@ -373,7 +373,7 @@ def read_lab_run(lab: float, rubric_file: str, records_file: str | None, logs: s
 def lab_not_built(lab: float, rubric: list[RubricLine], why: str) -> LabRun:
     """Lab LAB's records when it did not build: its build failed with WHY
     (the reason and at most 20 lines of the compiler's or the rules'
-    messages: grader/lib/prepare.sh), and every test failed."""
+    messages: grader/rdmalab_grade/build.py), and every test failed."""
     name = f"lab{number(lab)}"
     build = _grader_record(lab, 0, f"{name}_builds", "FAIL", 0, bounded(why, BUILD_LINES, f"logs/build-{name}.log"))
     tests = (_grader_record(lab, t.step, t.test, "FAIL", t.max, f"not graded: see {name}_builds") for t in rubric)

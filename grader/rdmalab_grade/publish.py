@@ -1,8 +1,8 @@
 """publish: a submission's results put in place at once.
 
 DIR/NAME/ gets its records (results.jsonl, every lab's against the kit's
-rubric), what it is (submission.json), its logs, and the views the
-collector makes of them (report.txt, results.json, junit.xml). They are
+rubric), what it is (submission.json), its logs, and the views of them
+(report.txt, results.json, junit.xml; results.py, called here, not run). They are
 written in DIR/NAME.new and renamed into place, so a reader never sees half
 a result. A submission that could not be graded keeps an earlier good
 result, under a note at the top of its report.
@@ -12,23 +12,25 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Tuple
 
-from . import sandbox
+from . import model, results, sandbox
 from .batch import Log, Submission, read_build, read_run
+from .model import BadInput
 from .settings import Settings
 
 MAX_LOG_BYTES = 1048576
 
 
-def views(kit: str, args: Sequence[str]) -> Tuple[int, str, str]:
-    """scripts/results ARGS, the one collector of the records: its status,
-    output and errors. (Every view of the records goes through here.)"""
-    p = subprocess.run([os.path.join(kit, "scripts/results"), *args], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+def class_pages(settings: Settings) -> Tuple[bool, str]:
+    """DIR/class.csv, summary.txt and class.html of every student with
+    results in DIR, graded now or before: whether they were written, and the
+    summary (or why not, in one line)."""
+    try:
+        return True, results.write_class(settings.out, list(settings.labs), results.now())
+    except (BadInput, OSError) as e:
+        return False, f"results: {e}"
 
 
 def files_taken(taken: List[str]) -> str:
@@ -64,15 +66,21 @@ def submission_json(settings: Settings, sub: Submission, made: str, ungradable: 
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
-def lab_records(settings: Settings, sub: Submission, lab: int) -> Tuple[int, str, str]:
+def lab_records(settings: Settings, sub: Submission, lab: int) -> str:
     """Lab LAB's records of SUB against the kit's rubric (make grader-kit
-    builds it): every test failed when the lab did not build."""
+    builds it), one JSON line each: every test failed when the lab did not
+    build, "did not run" where its program wrote no record. Raises
+    BadInput, one line, when a line does not read."""
     rubric = os.path.join(settings.kit, f"build/rubric/lab{lab}.jsonl")
+    if not os.path.isfile(rubric):
+        raise BadInput(f"no rubric {rubric}: make builds it (make grader-kit)")
     why = read_build(sub.work(settings)).not_built.get(str(lab))
     if why is not None:
-        return views(settings.kit, ["lab", "--lab", str(lab), "--not-built", why, rubric])
-    records = os.path.join(sub.work(settings), "results", f"lab{lab}", "steps.jsonl")
-    return views(settings.kit, ["lab", "--lab", str(lab), "--logs-as", f"logs/lab{lab}", rubric, records])
+        return results.lab_records_text(model.read_lab_not_built(lab, rubric, why))
+    records: Optional[str] = os.path.join(sub.work(settings), "results", f"lab{lab}", "steps.jsonl")
+    if not os.path.isfile(records or ""):
+        records = None
+    return results.lab_records_text(model.read_lab_run(lab, rubric, records, f"logs/lab{lab}"))
 
 
 def copy_logs(w: str, lab: int, logs: str) -> None:
@@ -145,21 +153,19 @@ def put_graded(settings: Settings, sub: Submission, dest: str, now: str) -> str:
     w = sub.work(settings)
     with open(os.path.join(new, "results.jsonl"), "w") as records:
         for lab in settings.labs:
-            rc, out, err = lab_records(settings, sub, lab)
-            records.write(out)
-            if rc != 0:
-                err = err.split("\n")[0]
-                if err.startswith("results: "):
-                    err = err[len("results: "):]
-                return f"the results of lab {lab} could not be read: {err}"
+            try:
+                records.write(lab_records(settings, sub, lab))
+            except BadInput as e:
+                return f"the results of lab {lab} could not be read: {e}"
             copy_logs(w, lab, os.path.join(new, "logs"))
     with open(os.path.join(new, "logs/files-taken.txt"), "w") as f:
         f.write("".join(line + "\n" for line in sub.taken))
     with open(os.path.join(new, "submission.json"), "w") as f:
         f.write(submission_json(settings, sub, now))
-    rc, _, err = views(settings.kit, ["submission", new])
-    if rc != 0:
-        return err.split("\n")[0] or "scripts/results submission failed"
+    try:
+        results.write_submission(new)
+    except (BadInput, OSError) as e:
+        return str(e).split("\n")[0]
     sandbox.remove(dest + ".old")
     if os.path.isdir(dest):
         os.rename(dest, dest + ".old")
@@ -203,6 +209,9 @@ def put_ungradable(settings: Settings, sub: Submission, dest: str, now: str, rea
     open(os.path.join(new, "results.jsonl"), "w").close()
     with open(os.path.join(new, "submission.json"), "w") as f:
         f.write(submission_json(settings, sub, now, reason))
-    views(settings.kit, ["submission", new])
+    try:
+        results.write_submission(new)
+    except (BadInput, OSError):
+        pass  # no records to read: the submission.json says why
     sandbox.remove(dest)
     os.rename(new, dest)

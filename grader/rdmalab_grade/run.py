@@ -132,12 +132,12 @@ def calibrate(settings: Settings) -> Settings:
     neighbour's burst does not count as this environment's speed. Where it
     takes longer than CALIBRATION_MS, every limit stretches as much: from 1
     (never shorter) to 8 (a QEMU VM in software emulation)."""
-    best = None
+    timings = []
     for _ in range(3):
         t0 = time.monotonic()
         subprocess.run("dd if=/dev/zero bs=4M count=16 status=none | sha256sum >/dev/null", shell=True)
-        ms = int((time.monotonic() - t0) * 1000)
-        best = ms if best is None or ms < best else best
+        timings.append(int((time.monotonic() - t0) * 1000))
+    best = min(timings)
     factor = math.floor(min(max(best / CALIBRATION_MS, 1), 8) * 10 + 0.5) / 10
     settings = settings.scaled_by(factor)
     print(f"rdmalab-grade: the calibration took {best} ms here, the best of 3 ({CALIBRATION_MS} ms where "

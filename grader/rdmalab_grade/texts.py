@@ -22,7 +22,7 @@ MESSAGE_LINES = 20
 # (tests/case.c).
 SAID_LINES = 21
 # Why a lab did not build: the reason, and 20 lines of the compiler's or the
-# rules' messages (grader/lib/prepare.sh).
+# rules' messages (grader/rdmalab_grade/build.py).
 BUILD_LINES = 21
 
 _NOTE = re.compile(r"step [0-9]+ not implemented")

@@ -13,10 +13,9 @@ import sys
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "grader"))
 
-from kitbase import KIT, KitCase  # noqa: E402
+from tests.kitbase import KIT, KitCase  # noqa: E402
 from rdmalab_grade import build, cli, intake, publish, run  # noqa: E402
 from rdmalab_grade.settings import (BadSetting, Limits, Settings, StudentLimits, from_environment,  # noqa: E402
                                     number_text)
@@ -25,7 +24,7 @@ GRADER = KIT / "grader" / "rdmalab-grade"
 
 
 def settings(**changes: object) -> Settings:
-    fields = dict(kit=str(KIT), out="/tmp/out", labs=(0, 3), all_labs=(0, 1, 2, 3, 4))
+    fields: dict[str, object] = dict(kit=str(KIT), out="/tmp/out", labs=(0, 3), all_labs=(0, 1, 2, 3, 4))
     fields.update(changes)
     return Settings(**fields)  # type: ignore[arg-type]
 

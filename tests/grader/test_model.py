@@ -168,7 +168,7 @@ class Submissions(ModelCase):
     def test_a_submission_without_a_name(self) -> None:
         top = self.folder('{"made":"t"}\n')
         said = self.refused(model.read_submission, top)
-        self.assertEqual(said, f'{top}/submission.json:1: expected a submission (grader/lib/publish.sh), got: {{"made":"t"}}')
+        self.assertEqual(said, f'{top}/submission.json:1: expected a submission (grader/rdmalab_grade/publish.py), got: {{"made":"t"}}')
 
     def test_a_blank_submission(self) -> None:
         top = self.folder("\n")
