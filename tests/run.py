@@ -19,7 +19,8 @@ What runs, in order:
   rl_skip), counted and named with its reason at the end, never as passed;
 - a CMD "cases MODULE..." (named as python -m would) runs those unittest
   modules instead, in one process of their own, each case counted, named
-  and timed;
+  and timed, and each class's or module's set-up timed apart (a guest
+  booted once for several cases);
 - the --beside CMDs, one after another in a second lane that starts first,
   beside all the rest (a test in a one-CPU guest leaves the machine's other
   CPU to the other lane); their output is kept and shown, and counted, once
@@ -51,6 +52,8 @@ KIT = Path(__file__).resolve().parent.parent
 CHECK_SUMMARY = re.compile(r"Checks: (\d+), Failures: (\d+), Errors: (\d+)")
 # How a lane of unittest cases reports each case to the run that counts it.
 CASE_LINE = re.compile(r"^case-result: (passed|failed|skipped) ([0-9.]+) (\S+)(?: (.*))?$")
+# And the time a class's or a module's set-up took, before its first case.
+SETUP_LINE = re.compile(r"^case-setup: ([0-9.]+) (\S+)$")
 SKIPPED = 77
 
 
@@ -83,7 +86,12 @@ class Tally:
             self.failed += 1
 
     def case(self, line: str) -> bool:
-        """Count LINE when it is a case's result (CASE_LINE)."""
+        """Count LINE when it is a case's result (CASE_LINE); time it when it
+        is a set-up's (SETUP_LINE)."""
+        setup = SETUP_LINE.match(line)
+        if setup:
+            self.timed.append(Timed(f"{setup.group(2)}: its set-up", float(setup.group(1))))
+            return True
         m = CASE_LINE.match(line)
         if not m:
             return False
@@ -235,12 +243,18 @@ class CaseResult(unittest.TextTestResult):
     subTest fails its case); an error outside any case (setUpClass) is a
     line of its own."""
 
-    # A case's time runs from the end of the case before it: the first case
-    # of a class carries its class's set-up (a guest booted once for all its
-    # cases), so that the slowest list shows where the time went.
+    # What ran between two cases (a class's or a module's set-up: a guest
+    # booted once for all its cases) is a line of its own, SETUP_LINE, so
+    # that the slowest list shows where the time went.
     _t0 = time.monotonic()
 
     def startTest(self, test: unittest.TestCase) -> None:
+        gap = time.monotonic() - self._t0
+        if gap >= 1:
+            where = test.id().replace("tests.", "", 1).rsplit(".", 1)[0]
+            self.stream.write(f"case-setup: {gap:.1f} {where}\n")
+            self.stream.flush()
+        self._t0 = time.monotonic()
         self._outcome = ("passed", "")
         super().startTest(test)
 

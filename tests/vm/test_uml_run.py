@@ -21,13 +21,14 @@ from pathlib import Path
 from tests.kitbase import KitCase, run, scaled
 
 UML_RUN = str(KitCase.kit / "vm/uml-run")
-# Its guests die and are killed on purpose: not the events make test counts.
-QUIET = {"RDMALAB_GUEST_EVENTS": ""}
 
 
 def setUpModule() -> None:
     """User-Mode Linux is promised on every x86-64 host (the kit's own
-    kernel sizes the CPU's registers at run time): there it must boot."""
+    kernel sizes the CPU's registers at run time): there it must boot.
+    This module's guests die and are killed on purpose: not the events make
+    test counts (the module runs in a process of its own)."""
+    os.environ.pop("RDMALAB_GUEST_EVENTS", None)
     probe = run(["vm/uml-probe"], status=None)
     if probe.returncode != 0:
         if platform.machine() != "x86_64":
@@ -51,14 +52,14 @@ class UmlRun(KitCase):
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         """vm/uml-run ARGS, whatever its status."""
         return self.run_cmd([UML_RUN, *args], status=None, timeout=300, cwd=cwd, merge=merge,
-                            env={**QUIET, **(env or {})})
+                            env=env)
 
     def start_sleeping_guest(self, *opts: str) -> subprocess.Popen[str]:
         """A guest that says it is up (a file in the share), then sleeps."""
         up = self.share / "up"
         bg = subprocess.Popen([UML_RUN, "--timeout", "120", "--rw", str(self.share), *opts, "--",
                                "sh", "-c", f"touch {up}; sleep 600"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True, env={**os.environ, **QUIET})
+                              stderr=subprocess.PIPE, text=True)
         self.addCleanup(lambda: run(["pkill", "-KILL", "-f", f"umid=rdmalab-{bg.pid} "], status=None))
         end = time.monotonic() + scaled(60)
         while not up.exists() and time.monotonic() < end:
@@ -139,7 +140,7 @@ class UmlRun(KitCase):
     def test_a_file_size_limit_below_the_guests_memory_one_line_status_2_no_boot(self) -> None:
         # Tango's autodriver allows 100 MB; the guest's memory is a file.
         done = self.run_cmd(["prlimit", f"--fsize={100 << 20}", "--", UML_RUN, "--", "true"], status=None,
-                            env={**QUIET, "RDMALAB_GUEST_MEM": "1024"})
+                            env={"RDMALAB_GUEST_MEM": "1024"})
         self.assertEqual(2, done.returncode)
         self.assertEqual(1, len(done.stdout.splitlines()), done.stdout)
         self.assertIn("past the 100 MB this process may write", done.stdout)
@@ -149,7 +150,7 @@ class UmlRun(KitCase):
         if run(["setarch", platform.machine(), "-R", "true"], status=None).returncode != 0 or aslr != "2":
             self.skipTest("this machine cannot turn address randomization off for a process")
         done = self.run_cmd(["prlimit", f"--fsize={100 << 20}", "--", UML_RUN, "--", "echo", "booted"], status=None,
-                            env={**QUIET, "RDMALAB_GUEST_MEM": "64"})
+                            env={"RDMALAB_GUEST_MEM": "64"})
         self.assertEqual(0, done.returncode, done.stdout[-400:])
         self.assertIn("booted", done.stdout.splitlines())
 
@@ -205,7 +206,7 @@ class AsAnotherHostUser(KitCase):
         done = self.run_cmd([UML_RUN, "--host-uid", "64099", "--rw", owned, "--rw", root_only, "--", "sh", "-c",
                              f"id -u; echo yes >{owned}/f; echo no >{root_only}/f; mkdir -p /mnt/h && "
                              f"mount -t hostfs -o {self.dir} hostfs /mnt/h && echo no >/mnt/h/g"],
-                            status=None, env=QUIET)
+                            status=None)
         self.assertEqual("0", done.stdout.splitlines()[0], done.stdout)
         self.assertTrue((owned / "f").stat().st_size > 0, "the share the user owns was not written")
         self.assertFalse((root_only / "f").exists(), "guest root wrote in a share that user may not")
@@ -216,7 +217,7 @@ class AsAnotherHostUser(KitCase):
         share = self.dir / "closed/share"
         share.mkdir(parents=True)
         (self.dir / "closed").chmod(0o700)
-        done = self.run_cmd([UML_RUN, "--host-uid", "64099", "--rw", share, "--", "true"], status=None, env=QUIET)
+        done = self.run_cmd([UML_RUN, "--host-uid", "64099", "--rw", share, "--", "true"], status=None)
         self.assertEqual(2, done.returncode)
         self.assertEqual(1, len(done.stdout.splitlines()), done.stdout)
         self.assertIn(f"cannot reach {share}, which the guest shares", done.stdout)
@@ -233,13 +234,13 @@ class AsAnotherHostUser(KitCase):
                 f"HOME={home}", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
 
     def test_a_cache_folder_it_cannot_write_one_line_status_2_no_boot(self) -> None:
-        done = self.run_cmd([*self.as_nobody(), UML_RUN, "--", "true"], status=None, env=QUIET)
+        done = self.run_cmd([*self.as_nobody(), UML_RUN, "--", "true"], status=None)
         self.assertEqual(2, done.returncode)
         self.assertEqual(1, len(done.stdout.splitlines()), done.stdout)
         self.assertIn(f"cannot write in the cache folder {self.dir}/roots-cache/logs as", done.stdout)
 
     def test_auto_mode_says_why_it_leaves_uml_the_cache_it_cannot_write(self) -> None:
-        out = self.run_cmd([*self.as_nobody(), "vm/run-rdma", "--print-mode"], status=None, env=QUIET).stdout
+        out = self.run_cmd([*self.as_nobody(), "vm/run-rdma", "--print-mode"], status=None).stdout
         self.assertIn(f"User-Mode Linux cannot run here (the kit's cache {self.dir}/roots-cache/uml cannot be "
                       "written as", out)
 
@@ -260,7 +261,7 @@ class OnItsOwnRoot(KitCase):
         done = self.run_cmd([UML_RUN, "--root", groot, "--rw", share, "--", "sh", "-c",
                              "echo $(cat /etc/debian_version) $(dpkg-query -W -f='${Version}' libibverbs1); "
                              f"ibv_devinfo -d rxe0 | grep -c PORT_ACTIVE; echo root >{share}/root"],
-                            status=None, env=QUIET)
+                            status=None)
         self.assertEqual([f"{version} {ibverbs}", "1"], done.stdout.splitlines()[:2], done.stdout)
         self.assertEqual("root\n", (share / "root").read_text())
         print(f"--root: the guest runs on its own root ({version} {ibverbs}), rxe0 active there, shares written back")
