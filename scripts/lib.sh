@@ -1,4 +1,4 @@
-# lib.sh: shell functions the kit's scripts share (scripts/run-tests,
+# lib.sh: shell functions the kit's scripts share (the tests' scripts,
 # scripts/bench, scripts/demo, scripts/trace-*). Source it; it sets nothing
 # else.
 
