@@ -90,7 +90,8 @@ class Tally:
         is a set-up's (SETUP_LINE)."""
         setup = SETUP_LINE.match(line)
         if setup:
-            self.timed.append(Timed(f"{setup.group(2)}: its set-up", float(setup.group(1))))
+            module, _, cls = setup.group(2).partition(":")
+            self.timed.append(Timed(f"{module}: the set-up before {cls}", float(setup.group(1))))
             return True
         m = CASE_LINE.match(line)
         if not m:
@@ -251,8 +252,9 @@ class CaseResult(unittest.TextTestResult):
     def startTest(self, test: unittest.TestCase) -> None:
         gap = time.monotonic() - self._t0
         if gap >= 1:
-            where = test.id().replace("tests.", "", 1).rsplit(".", 1)[0]
-            self.stream.write(f"case-setup: {gap:.1f} {where}\n")
+            # A module's set-up, or its first class's: named by both.
+            module, cls = test.id().replace("tests.", "", 1).rsplit(".", 2)[:2]
+            self.stream.write(f"case-setup: {gap:.1f} {module}:{cls}\n")
             self.stream.flush()
         self._t0 = time.monotonic()
         self._outcome = ("passed", "")
