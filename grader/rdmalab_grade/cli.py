@@ -74,61 +74,44 @@ def main(argv: List[str], usage: str) -> int:
         return stop.status
 
 
+# The options that take a value: the field of Options it sets, and the line
+# said when the value is missing.
+VALUED = {
+    "--lab": ("labs", "--lab needs N[,N...]"),
+    "-j": ("jobs", "-j needs a number"),
+    "-o": ("out", "-o needs a folder"),
+    "--name": ("name", "--name needs a name"),
+    "--source": ("source", "--source needs a text"),
+    "--mode": ("mode", "--mode needs auto, native, uml or vm"),
+}
+# The switches: the field of Options each sets, and to what.
+SWITCHES = {
+    "--class": ("whole_class", True),
+    "--no-rules": ("rules", False),
+    "--no-class": ("class_pages", False),
+    "--unsafe": ("unsafe", True),
+}
+
+
 def parse(argv: List[str], usage: str, kit: str) -> Options:
     """The options, as bash's case loop read them: the first argument that
     is not an option starts the submissions."""
     o = Options(mode=os.environ.get("RDMALAB_MODE") or "auto")
     i = 0
-
-    def value(missing: str) -> str:
-        if i + 1 >= len(argv):
-            die(missing)
-        return argv[i + 1]
-
     while i < len(argv):
         a = argv[i]
-        if a in ("-h", "--help"):
-            print(usage, end="")
-            raise Stop(0)
-        elif a == "--class":
-            o.whole_class = True
-        elif a == "--lab":
-            o.labs = value("--lab needs N[,N...]").replace(",", " ")
+        if a in VALUED:
+            name, missing = VALUED[a]
+            if i + 1 >= len(argv):
+                die(missing)
+            setattr(o, name, argv[i + 1])
             i += 1
-        elif a == "-j":
-            o.jobs = value("-j needs a number")
-            i += 1
+        elif a in SWITCHES:
+            setattr(o, *SWITCHES[a])
         elif re.match(r"-j[0-9]", a):
             o.jobs = a[2:]
-        elif a == "-o":
-            o.out = value("-o needs a folder")
-            i += 1
-        elif a == "--name":
-            o.name = value("--name needs a name")
-            i += 1
-        elif a == "--source":
-            o.source = value("--source needs a text")
-            i += 1
-        elif a == "--mode":
-            o.mode = value("--mode needs auto, native, uml or vm")
-            i += 1
-        elif a == "--no-rules":
-            o.rules = False
-        elif a == "--no-class":
-            o.class_pages = False
-        elif a == "--unsafe":
-            o.unsafe = True
-        elif a == "--manifest-files":
-            lab = argv[i + 1] if i + 1 < len(argv) else ""
-            if not lab or not os.path.isfile(os.path.join(kit, "labs", f"lab{lab}", "FILES")):
-                die("--manifest-files needs a lab of the kit with a labs/labN/FILES (make stubs writes it)")
-            with open(os.path.join(kit, "labs", f"lab{lab}", "FILES")) as f:
-                sys.stdout.write("".join(line for line in f if not line.startswith("#")))
-            raise Stop(0)
-        elif a == "--name-of":
-            for path in argv[i + 1:]:
-                print(intake.safe_name(path))
-            raise Stop(0)
+        elif a in ("-h", "--help", "--manifest-files", "--name-of"):
+            answer_and_stop(a, argv[i + 1:], usage, kit)
         elif a == "--":
             i += 1
             break
@@ -137,8 +120,27 @@ def parse(argv: List[str], usage: str, kit: str) -> Options:
         else:
             break
         i += 1
+    o.labs = o.labs.replace(",", " ")
     o.submissions = argv[i:]
     return o
+
+
+def answer_and_stop(option: str, rest: List[str], usage: str, kit: str) -> None:
+    """The options that answer a question and grade nothing: -h, the files
+    of a lab a submission may give, the names paths would be graded as."""
+    if option in ("-h", "--help"):
+        print(usage, end="")
+    elif option == "--manifest-files":
+        lab = rest[0] if rest else ""
+        files = os.path.join(kit, "labs", f"lab{lab}", "FILES")
+        if not lab or not os.path.isfile(files):
+            die("--manifest-files needs a lab of the kit with a labs/labN/FILES (make stubs writes it)")
+        with open(files) as f:
+            sys.stdout.write("".join(line for line in f if not line.startswith("#")))
+    else:
+        for path in rest:
+            print(intake.safe_name(path))
+    raise Stop(0)
 
 
 def kit_labs(kit: str) -> Tuple[int, ...]:
