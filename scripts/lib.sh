@@ -222,14 +222,9 @@ rl_lab_points() {
 }
 
 # rl_sample_scores KIT: "SAMPLE LAB SCORE [SANDBOX]" lines, the score each
-# sample submission of the grader's tests must get: the solutions' and the
-# stubs' on every lab, from the rubric, then tests/grader/expected's (the
-# broken samples; comments and blank lines kept, for the reader to skip).
+# sample submission of the grader's tests must get, as their one owner
+# (tests/grader/test_samples.py) gives them: the solutions' and the stubs'
+# on every lab from the rubric, then tests/grader/expected's broken samples.
 rl_sample_scores() {
-	local lab
-	for lab in $(rl_labs "$1"); do
-		echo "solutions $lab $(rl_lab_points "$1" "$lab")"
-		echo "stubs $lab 0"
-	done
-	cat "$1/tests/grader/expected"
+	"$1/tests/grader/run-samples" --scores
 }
