@@ -26,6 +26,9 @@ enum rcv_opt_id {
 	OPT_SECRET_RANDOM,
 	OPT_RESULTS,
 	OPT_VERIFY,
+	OPT_TOKENS,
+	OPT_VERIFY_FILE,
+	OPT_MAKE_TOKENS,
 	OPT_FAULT_BAD_HASH,
 	OPT_FAULT_DELAY,
 	OPT_FAULT_DROP,
@@ -46,6 +49,9 @@ static const struct {
 	[OPT_SECRET_RANDOM] = { "secret-random", 0 },
 	[OPT_RESULTS] = { "results", 1 },
 	[OPT_VERIFY] = { "verify", 2 },
+	[OPT_TOKENS] = { "tokens", 0 },
+	[OPT_VERIFY_FILE] = { "verify-file", 1 },
+	[OPT_MAKE_TOKENS] = { "make-tokens", 1 },
 	[OPT_FAULT_BAD_HASH] = { "fault-bad-hash", 0 },
 	[OPT_FAULT_DELAY] = { "fault-delay", 1 },
 	[OPT_FAULT_DROP] = { "fault-drop", 1 },
@@ -73,7 +79,13 @@ void rcv_usage(FILE *f, const char *prog)
 		"  --mem-budget SIZE     window bytes registered across all senders (default 256M);\n"
 		"                        past it a sender gets ERROR busy\n"
 		"  --idle-timeout TIME   longest silence at one step (default 30s; e.g. 500ms, 2s)\n"
-		"  --verify ID KEY       check KEY for ID offline, print the verdict, exit 0 or 1\n"
+		"  --tokens              class mode: a key only for ID:TOKEN, TOKEN the one the course\n"
+		"                        gave that ID (--make-tokens); others get ERROR bad-id\n"
+		"  --verify ID KEY       check KEY for ID offline, print OK or BAD, exit 0 or 1\n"
+		"  --verify-file FILE    check the id,key lines of FILE ('-': stdin), print CSV\n"
+		"                        id,verdict,detail (OK, BAD, MISSING); exit 0 if all OK, else 1\n"
+		"  --make-tokens ROSTER  print the tokens of a roster CSV (a header with a column id)\n"
+		"                        as CSV id,token,<its other columns>, and exit\n"
 		"SIZE takes K, M, G, T (binary units). Test-only fault knobs, for grader tests:\n"
 		"  --fault-bad-hash      always answer RESULT bad\n"
 		"  --fault-delay STEP:MS hold the reply at STEP (3 WINDOW, 5 RESULT, 7 KEY) MS ms (once)\n"
@@ -265,6 +277,15 @@ static int rcv_set_opt(struct rcv_config *cfg, const char *prog, enum rcv_opt_id
 		cfg->verify_id = v[0];
 		cfg->verify_key = v[1];
 		return 0;
+	case OPT_TOKENS:
+		cfg->tokens = true;
+		return 0;
+	case OPT_VERIFY_FILE:
+		cfg->verify_file = v[0];
+		return 0;
+	case OPT_MAKE_TOKENS:
+		cfg->make_tokens = v[0];
+		return 0;
 	case OPT_FAULT_BAD_HASH:
 		f->bad_hash = true;
 		return 0;
@@ -322,8 +343,14 @@ static int rcv_check_config(const struct rcv_config *cfg)
 		       prog);
 		return -EINVAL;
 	}
-	if (cfg->secret_random && cfg->verify_id) {
-		rl_err("%s: --verify needs the secret the keys were made with, not --secret-random",
+	if (!!cfg->verify_id + !!cfg->verify_file + !!cfg->make_tokens > 1) {
+		rl_err("%s: give one of --verify, --verify-file and --make-tokens", prog);
+		return -EINVAL;
+	}
+	if (cfg->secret_random &&
+	    (cfg->verify_id || cfg->verify_file || cfg->make_tokens || cfg->tokens)) {
+		rl_err("%s: --verify, --verify-file, --make-tokens and --tokens need the secret "
+		       "the keys and tokens are made with, not --secret-random",
 		       prog);
 		return -EINVAL;
 	}

@@ -437,29 +437,61 @@ static void rcv_on_done(struct rcv_conn *conn)
 		rcv_conn_end(conn, "internal: could not send RESULT");
 }
 
-/* STUDENT_ID: after a good hash, log the key (fsync), then send it. */
+/*
+ * The ID a STUDENT_ID of SENT is for, into ID: all of SENT, or in class
+ * mode (--tokens) the ID before its token. 0 if it may have a key, else
+ * what rcv_token_check() found wrong.
+ */
+static int rcv_take_id(const struct rcv_server *srv, const char *sent, char id[RL_PROTO_MAX_ID + 1])
+{
+	if (srv->cfg->tokens)
+		return rcv_token_check(srv->secret, srv->secret_len, sent, id);
+	snprintf(id, RL_PROTO_MAX_ID + 1, "%s", sent);
+	return 0;
+}
+
+/* Refuse CONN's STUDENT_ID for ID, whose token check returned ERR, saying why. */
+static void rcv_refuse_id(struct rcv_conn *conn, int err, const char *id)
+{
+	if (err == -ENOKEY)
+		rcv_fail(conn, RL_PERR_BAD_ID,
+			 "no token: send ID:TOKEN, your ID and the token the course gave you");
+	else if (err == -EKEYREJECTED)
+		rcv_fail(conn, RL_PERR_BAD_ID,
+			 "wrong token for '%s': send ID:TOKEN exactly as the course gave it", id);
+	else
+		rcv_fail(conn, RL_PERR_INTERNAL, "could not check the token");
+}
+
+/* STUDENT_ID: after a good hash (and, in class mode, the right token), log the key, send it. */
 static void rcv_on_student_id(struct rcv_conn *conn, const struct rl_msg_student_id *m)
 {
 	struct rcv_server *srv = conn->srv;
 	struct rcv_result *r = &conn->result;
+	char id[RL_PROTO_MAX_ID + 1];
 	struct rl_msg_key key;
-	int slot;
+	int id_err, slot;
 
-	snprintf(r->student_id, sizeof(r->student_id), "%s", m->id);
+	id_err = rcv_take_id(srv, m->id, id);
+	snprintf(r->student_id, sizeof(r->student_id), "%s", id);
 	if (!rcv_reach_step(conn, 6))
 		return;
+	if (id_err) {
+		rcv_refuse_id(conn, id_err, id);
+		return;
+	}
 	if (!conn->hash_good) {
 		rcv_fail(conn, RL_PERR_NOT_VERIFIED,
 			 "no good hash on this connection: no key for "
 			 "'%s'",
-			 m->id);
+			 id);
 		return;
 	}
 	if (conn->drop_step == 7) {
 		rcv_drop(conn, 7);
 		return;
 	}
-	if (rcv_key_for(srv->secret, srv->secret_len, m->id, key.key)) {
+	if (rcv_key_for(srv->secret, srv->secret_len, id, key.key)) {
 		rcv_fail(conn, RL_PERR_INTERNAL, "could not compute the key");
 		return;
 	}
@@ -479,7 +511,7 @@ static void rcv_on_student_id(struct rcv_conn *conn, const struct rl_msg_student
 	}
 	conn->logged = true;
 	rcv_touch(conn);
-	rcv_note("conn %lu %s: key issued to '%s'", conn->no, r->peer, m->id);
+	rcv_note("conn %lu %s: key issued to '%s'", conn->no, r->peer, id);
 	conn->state = RCV_FINISHED;
 	slot = rcv_send_slot(conn);
 	if (slot < 0 ||

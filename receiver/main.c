@@ -1,6 +1,7 @@
 /*
  * main.c: rdmalab-receiver, the Lab 3 reference receiver. Serves senders
- * (docs/protocol.md), or with --verify checks one key offline.
+ * (docs/protocol.md); or checks one key (--verify) or a file of them
+ * (--verify-file) offline; or makes a roster's tokens (--make-tokens).
  * See docs/receiver.md.
  */
 #include <errno.h>
@@ -32,11 +33,39 @@ static int verify(const struct rcv_config *cfg, const uint8_t *secret, size_t le
 	const char *kind = cfg->self_study ? " (self-study secret)" : "";
 
 	if (rcv_key_matches(secret, len, cfg->verify_id, cfg->verify_key)) {
-		printf("ok: %s is the key of '%s'%s\n", cfg->verify_key, cfg->verify_id, kind);
+		printf("OK: %s is the key of '%s'%s\n", cfg->verify_key, cfg->verify_id, kind);
 		return 0;
 	}
 	printf("BAD: %s is not the key of '%s'%s\n", cfg->verify_key, cfg->verify_id, kind);
 	return 1;
+}
+
+/*
+ * --verify-file or --make-tokens: run it over the file CFG names ('-':
+ * stdin), printing to stdout; its exit status (2 if the file cannot be opened).
+ */
+static int run_file(const struct rcv_config *cfg, const uint8_t *secret, size_t len)
+{
+	const char *path = cfg->verify_file ? cfg->verify_file : cfg->make_tokens;
+	const char *name = strcmp(path, "-") ? path : "stdin";
+	FILE *in = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	int ret;
+
+	if (!in) {
+		rl_fail("open", errno, "%s", path);
+		return 2;
+	}
+	if (cfg->verify_file)
+		ret = rcv_verify_file(in, name, stdout, secret, len, cfg->self_study);
+	else
+		ret = rcv_make_tokens(in, name, stdout, secret, len);
+	if (in != stdin)
+		fclose(in);
+	if (fflush(stdout)) {
+		rl_fail("write", errno, "stdout");
+		return 2;
+	}
+	return ret;
 }
 
 int main(int argc, char **argv)
@@ -63,6 +92,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (cfg.verify_id)
 		ret = verify(&cfg, secret, (size_t)len);
+	else if (cfg.verify_file || cfg.make_tokens)
+		ret = run_file(&cfg, secret, (size_t)len);
 	else
 		ret = rcv_serve(&cfg, secret, (size_t)len) ? 1 : 0;
 	memset(secret, 0, sizeof(secret));

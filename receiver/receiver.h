@@ -39,8 +39,11 @@ struct rcv_config {
 	bool self_study;          /* use the fixed practice secret instead */
 	bool secret_random;       /* a random secret of its own, held nowhere else */
 	const char *results_path; /* JSON lines, one per connection */
+	bool tokens;              /* --tokens: class mode, a key only for "ID:TOKEN" (token.c) */
 	const char *verify_id;    /* --verify ID KEY: check a key and exit */
 	const char *verify_key;
+	const char *verify_file; /* --verify-file FILE: check "id,key" lines and exit */
+	const char *make_tokens; /* --make-tokens ROSTER: print the roster's tokens and exit */
 	struct rcv_faults faults;
 };
 
@@ -66,7 +69,11 @@ struct rcv_result {
 #define RCV_RECV_DEPTH 4 /* receives posted per connection (docs/protocol.md) */
 #define RCV_SEND_SLOTS 4 /* replies in flight per connection, at most */
 
-#define RCV_KEY_LEN 19 /* "ABCD-EFGH-IJKL-MNOP" */
+#define RCV_KEY_LEN 19    /* "ABCD-EFGH-IJKL-MNOP" */
+#define RCV_TOKEN_LEN 12  /* hex digits: 48 bits of HMAC-SHA256 */
+#define RCV_TOKEN_SEP ':' /* the sender sends "ID:TOKEN" in class mode */
+/* The longest ID that has a token: ID, ':' and the token fit in a STUDENT_ID. */
+#define RCV_CLASS_MAX_ID (RL_PROTO_MAX_ID - 1 - RCV_TOKEN_LEN)
 #define RCV_SECRET_MIN 16
 #define RCV_SECRET_MAX 4096
 #define RCV_SELF_STUDY_SECRET "rdmalab self-study secret: keys made with it are not graded"
@@ -117,7 +124,7 @@ struct rcv_conn {
 	struct rcv_server *srv;
 	unsigned long no; /* for log lines: "conn 3" */
 	int drop_step;    /* --fault-drop: the step this sender is dropped at; 0: none */
-	bool ending;      /* a failed transfer or --fault-drop: silent until deadline_ms, then ended */
+	bool ending; /* a failed transfer or --fault-drop: silent until deadline_ms, then ended */
 	struct rdma_cm_id *id;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -173,6 +180,34 @@ void rcv_hex(const uint8_t *in, size_t n, char *out);
  * shows can be checked without the secret. 0, or -EIO.
  */
 int rcv_key_sha256(const char *key, char hex[65]);
+
+/* token.c: tokens, which make an ID count in class mode */
+/* The token of ID under SECRET: RCV_TOKEN_LEN hex digits of HMAC-SHA256 of "token " ID. */
+int rcv_token_for(const uint8_t *secret, size_t secret_len, const char *id,
+		  char token[RCV_TOKEN_LEN + 1]);
+/*
+ * Check SENT, "ID:TOKEN" (split at the last ':'), putting the ID alone in
+ * ID: 0 if TOKEN is its token, -ENOKEY if no token was sent, -EKEYREJECTED
+ * if it is the wrong one, -EIO if OpenSSL failed.
+ */
+int rcv_token_check(const uint8_t *secret, size_t secret_len, const char *sent,
+		    char id[RL_PROTO_MAX_ID + 1]);
+
+/* roster.c: the course's files (CSV): tokens from a roster, keys checked in a batch */
+/*
+ * --make-tokens: read a roster (a header with a column "id", one student a
+ * line) from IN, named NAME in messages, and write to OUT the CSV
+ * "id,token,<the other columns>". 0, or 2 after one line naming the line.
+ */
+int rcv_make_tokens(FILE *in, const char *name, FILE *out, const uint8_t *secret,
+		    size_t secret_len);
+/*
+ * --verify-file: read "id,key" lines from IN and write to OUT the CSV
+ * "id,verdict,detail", verdict OK, BAD or MISSING. 0 if every key is OK,
+ * 1 if not, 2 after one line naming a malformed line (OUT gets nothing).
+ */
+int rcv_verify_file(FILE *in, const char *name, FILE *out, const uint8_t *secret, size_t secret_len,
+		    bool self_study);
 
 /* results.c: the results log */
 /* Open PATH for appending (created mode 600); the fd, or -errno after one line. */

@@ -250,10 +250,11 @@ int rcv_serve(const struct rcv_config *cfg, const uint8_t *secret, size_t secret
 	if (ret)
 		goto out;
 	rcv_note("rdmalab-receiver: listening on %s:%u (up to %d senders, files up to %llu bytes, "
-		 "windows up to %llu, idle timeout %d ms%s)",
+		 "windows up to %llu, idle timeout %d ms%s%s)",
 		 host ? host : "*", ntohs(rdma_get_src_port(srv.listen_id)), cfg->max_conns,
 		 (unsigned long long)cfg->max_file, (unsigned long long)cfg->max_window,
-		 cfg->idle_timeout_ms, cfg->self_study ? ", SELF-STUDY keys" : "");
+		 cfg->idle_timeout_ms, cfg->self_study ? ", SELF-STUDY keys" : "",
+		 cfg->tokens ? ", class mode: ID:TOKEN" : "");
 	while (!rcv_stop && !ret)
 		ret = rcv_loop_once(&srv);
 	if (rcv_stop)

@@ -82,6 +82,34 @@ START_TEST(test_verify_takes_an_id_and_a_key)
 }
 END_TEST
 
+START_TEST(test_class_options_are_read)
+{
+	struct rcv_config c;
+	int ret = PARSE(&c, "--secret-file", "s", "--tokens");
+
+	ck_assert_msg(ret == 0 && c.tokens, "--tokens: expected class mode, got %d", ret);
+	ret = PARSE(&c, "--secret-file", "s", "--verify-file", "keys.csv");
+	ck_assert_msg(ret == 0 && c.verify_file && !strcmp(c.verify_file, "keys.csv"),
+		      "--verify-file: expected keys.csv, got %d", ret);
+	ret = PARSE(&c, "--self-study", "--make-tokens=roster.csv");
+	ck_assert_msg(ret == 0 && c.make_tokens && !strcmp(c.make_tokens, "roster.csv"),
+		      "--make-tokens: expected roster.csv, got %d", ret);
+	ck_assert_msg(PARSE(&c, "--self-study") == 0 && !c.tokens && !c.verify_file &&
+			      !c.make_tokens,
+		      "expected no class option by default");
+	/* One thing to do at a time. */
+	ck_assert_int_eq(PARSE(&c, "--self-study", "--verify-file", "k", "--make-tokens", "r"),
+			 -EINVAL);
+	ck_assert_int_eq(PARSE(&c, "--self-study", "--verify", "s1", "K", "--verify-file", "k"),
+			 -EINVAL);
+	/* Tokens and keys under a random secret could be checked by nobody. */
+	ck_assert_int_eq(PARSE(&c, "--secret-random", "--tokens"), -EINVAL);
+	ck_assert_int_eq(PARSE(&c, "--secret-random", "--verify-file", "k"), -EINVAL);
+	ck_assert_int_eq(PARSE(&c, "--secret-random", "--make-tokens", "r"), -EINVAL);
+	ck_assert_int_eq(PARSE(&c, "--self-study", "--verify-file"), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_bad_values_and_combinations_are_refused)
 {
 	struct rcv_config c;
@@ -205,6 +233,7 @@ Suite *rl_test_suite(void)
 	tcase_add_test(tc, test_defaults_need_only_a_secret);
 	tcase_add_test(tc, test_every_option_is_read_with_either_spelling);
 	tcase_add_test(tc, test_verify_takes_an_id_and_a_key);
+	tcase_add_test(tc, test_class_options_are_read);
 	tcase_add_test(tc, test_bad_values_and_combinations_are_refused);
 	tcase_add_test(tc, test_fault_drop_takes_a_step_per_sender);
 	tcase_add_test(tc, test_sizes_take_binary_units);

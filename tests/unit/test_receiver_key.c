@@ -193,8 +193,8 @@ START_TEST(test_verify_checks_a_key_offline)
 
 	temp_secret(path, sizeof(path), VECTOR_SECRET, 0600);
 	rc = run_verify(path, VECTOR_ID, VECTOR_KEY, out, sizeof(out));
-	ck_assert_msg(rc == 0 && !strncmp(out, "ok:", 3),
-		      "good key: expected exit 0 and 'ok:', "
+	ck_assert_msg(rc == 0 && !strncmp(out, "OK:", 3),
+		      "good key: expected exit 0 and 'OK:', "
 		      "got %d and '%s'",
 		      rc, out);
 	rc = run_verify(path, VECTOR_ID, "AAAA-AAAA-AAAA-AAAA", out, sizeof(out));
