@@ -324,10 +324,11 @@ def summary_txt(f: Figures) -> str:
             f"median {number(middle)} s, max {number(took[-1])} s"
         )
     for i, lab in enumerate(f.labs):
-        mean = sum(s.got[i] or 0 for s in f.graded) / n if n else 0
+        counted = [g for g in (s.got[i] for s in f.graded) if g is not None]
+        mean = sum(counted) / len(counted) if counted else 0
         kinds = [s.statuses[i] for s in f.students]
-        counted = ", ".join(f"{kinds.count(k)} {k}" for k in dict.fromkeys(sorted(kinds)))
-        out.append(f"lab {number(lab)}: mean {one_decimal(mean)} of {number(f.most[i])}; {counted}")
+        each = ", ".join(f"{kinds.count(k)} {k}" for k in dict.fromkeys(sorted(kinds)))
+        out.append(f"lab {number(lab)}: mean {one_decimal(mean)} of {number(f.most[i])}; {each}")
     out += [f"preflight: {preflight_note(p)}" for p in f.forced]
     out += _student_lines(f)
     return "\n".join(out) + "\n"
