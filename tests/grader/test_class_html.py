@@ -122,8 +122,8 @@ def csv_scores(folder: Path) -> list[str]:
     """Every student's points in each lab and in all, as class.csv has
     them: "student,labN,points" and "student,total,points", sorted."""
     header, *rows = class_rows(folder)
-    columns = header[1:-3]  # labN..., total (then max, status, seconds)
-    return sorted(f"{row[0]},{col},{row[i]}" for row in rows for i, col in enumerate(columns, 1))
+    columns = [(i, c) for i, c in enumerate(header) if re.fullmatch(r"lab[0-9]+|total", c)]
+    return sorted(f"{row[0]},{col},{row[i]}" for row in rows for i, col in columns)
 
 
 def summary_distribution(folder: Path) -> list[str]:
