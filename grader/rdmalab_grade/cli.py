@@ -318,11 +318,25 @@ def grade(batch: Batch, box: sandbox.Sandbox, lowered: str) -> int:
         log.say(said)
         status = status or (0 if written else 1)
         log.say(f"{PROG}: the class: {s.out}/class.html (and class.csv, summary.txt)")
+    log.say(work_note(s.work))
     log.say(f"{PROG}: done in {int(time.monotonic() - started)} s")
     log.close()
     if uids:
         uids.close()
     return status
+
+
+def work_note(work: str) -> str:
+    """What the work folder holds, how big it is, and that it may go."""
+    size = 0
+    for top, _dirs, files in os.walk(work):
+        for f in files:
+            try:
+                size += os.lstat(os.path.join(top, f)).st_size
+            except OSError:
+                pass
+    return (f"{PROG}: {work} ({size // 1048576} MiB: each submission's unpacked files, built tree and raw logs) "
+            "may be deleted now: the results and logs that count are in each DIR/NAME/; the next run empties it")
 
 
 def kit_ready(s: Settings, log: Log) -> str:
