@@ -21,7 +21,7 @@ from tests.kitbase import KIT, KitCase
 
 sys.path.insert(0, str(KIT / "grader"))
 
-from rdmalab_grade import course, model, publish, results  # noqa: E402
+from rdmalab_grade import cli, course, model, publish, results  # noqa: E402
 from rdmalab_grade.batch import BuildOutcome, Log, RunOutcome, Submission, write_build, write_run  # noqa: E402
 from rdmalab_grade.settings import Settings  # noqa: E402
 
@@ -331,3 +331,34 @@ class PreflightMarks(KitCase):
         self.assertIn(f'<p class="stuck banner" data-forced="3">{html}</p>', (top / "class.html").read_text())
         self.assertHasLine(f"NOTE: {note}", (top / "amy/report.txt").read_text())
         self.assertNotIn("lab 0 was graded", summary)
+
+
+class TheCommandLines(KitCase):
+    """rdmalab-grade and scripts/results class take the course's options,
+    and refuse a bad one with one line and exit 2."""
+
+    def test_rdmalab_grade_keeps_the_class_options_for_its_pages(self) -> None:
+        o = cli.parse(["--roster", "r.csv", "--deadline", "3=2030-01-02T12:00:00Z", "--late-days", "2",
+                       "--submitted", "2030-01-01T00:00:00Z", "sub"], "", str(KIT))  # fmt: skip
+        self.assertEqual(o.class_views, [("--roster", "r.csv"), ("--deadline", "3=2030-01-02T12:00:00Z"),
+                                         ("--late-days", "2")])  # fmt: skip
+        self.assertEqual((o.submitted, o.submissions), ("2030-01-01T00:00:00Z", ["sub"]))
+
+    def test_bad_course_options_are_one_line_and_exit_2(self) -> None:
+        for args, says in ((["--submitted", "yesterday", "x"], "--submitted yesterday: give a time"),
+                           (["--late-days", "two", "x"], "--late-days two: give a whole number"),
+                           (["--roster", "/nonexistent.csv", "x"], "cannot read /nonexistent.csv"),
+                           (["--key-points", "3", "x"], "--key-points needs --keys")):  # fmt: skip
+            done = self.run_cmd([KIT / "grader/rdmalab-grade", *args], status=2)
+            self.assertEqual(len(done.stdout.splitlines()), 1, done.stdout)
+            self.assertIn(f"rdmalab-grade: {says}", done.stdout)
+
+    def test_scripts_results_class_takes_them_too(self) -> None:
+        top = self.tmp()
+        student(top, "s1", [built(3), record(3, 1, "hashes", True, 2)])
+        roster = self.tmp() / "roster.csv"
+        roster.write_text("id,name\ns1,Sue\ns2,Sam\n")
+        done = self.run_cmd([KIT / "scripts/results", "class", "--roster", roster, "--made", MADE, top])
+        self.assertHasLine("no submission: s2 (Sam): 0 in every lab", done.stdout)
+        bad = self.run_cmd([KIT / "scripts/results", "class", "--deadline", "soon", top], status=2)
+        self.assertIn("results: --deadline soon: give a time", bad.stdout)
