@@ -96,6 +96,11 @@ def lab_facts(settings: Settings, sub: Submission, made: str) -> Dict[str, Any]:
             for lab in settings.labs}
 
 
+def by_lab_order(by_lab: Dict[str, Any]) -> Dict[str, Any]:
+    """BY_LAB (keyed by lab numbers, "3") in the labs' order."""
+    return {k: by_lab[k] for k in sorted(by_lab, key=int)}
+
+
 @dataclass
 class Earlier:
     """What DEST held of the labs not graded now (a regrade merges): their
@@ -155,9 +160,9 @@ def submission_json(settings: Settings, sub: Submission, made: str, ungradable: 
            "seconds": seconds, "kit": settings.kit_commit, "mode": settings.mode,
            "kernel": (run.kernel if run else "") or None,
            "multiplier": (run.multiplier if run and run.multiplier else settings.multiplier),
-           "labs": {**e.facts, **(lab_facts(settings, sub, made) if not ungradable else {})}}
+           "labs": by_lab_order({**e.facts, **(lab_facts(settings, sub, made) if not ungradable else {})})}
     if errors:
-        doc["lab_errors"] = errors
+        doc["lab_errors"] = by_lab_order(errors)
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
