@@ -454,10 +454,10 @@ def _student_row(s: StudentFigures, f: Figures) -> str:
     )
     link = f'<a href="{quote(s.id, safe=_URL_SAFE)}/report.txt">{name}</a>' if s.present else name
     kinds = "".join(
-        f'<td data-student="{name}" data-col="lab{number(lab)}_status">{h(s.lab_text(i))}</td>'
+        f'<td data-of="{name}" data-what="lab{number(lab)}_status">{h(s.lab_text(i))}</td>'
         for i, lab in enumerate(f.labs)
     )
-    key = f'<td data-student="{name}" data-col="key">{h(s.key[0] if s.key else "")}</td>' if f.keys else ""
+    key = f'<td data-of="{name}" data-what="key">{h(s.key[0] if s.key else "")}</td>' if f.keys else ""
     return (
         f"<tr><td>{link}</td><td>{h(s.name)}</td>"
         + cells
@@ -492,7 +492,8 @@ def class_html(f: Figures, made: str) -> str:
     the whole step (the steps fewer than half passed stand out: the class
     is stuck there); each student's line, linked to their report. Each
     figure carries a data- attribute, for tests/grader/test_class_html.py
-    to compare with class.csv."""
+    to compare with class.csv: the points data-student and data-col, what
+    kind of score and the key data-of and data-what."""
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',

@@ -154,10 +154,11 @@ def steps_passed(folder: Path) -> list[str]:
     unsafe one was graded too) passed every test of it, counted from their
     results.jsonl: "lab,step,students", sorted."""
     header, *rows = class_rows(folder)
-    labs = {col[3:] for col in header if col.startswith("lab")}
+    labs = {col[3:] for col in header if re.fullmatch(r"lab[0-9]+", col)}
+    status = header.index("status")
     count: dict[tuple[str, str], int] = {}
     for row in rows:
-        if row[-2] not in ("graded", "unsafe"):
+        if row[status] not in ("graded", "unsafe"):
             continue
         for key, passed in steps_of(folder / row[0] / "results.jsonl", labs).items():
             count[key] = count.get(key, 0) + int(passed)
