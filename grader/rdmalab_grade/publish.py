@@ -233,8 +233,11 @@ def publish(settings: Settings, sub: Submission, batch_infra: str, log: Log) -> 
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     reason = outcome_reason(settings, sub, batch_infra)
     if not reason:
+        before = earlier_submission(dest)
         reason = put_graded(settings, sub, dest, now)
         if not reason:
+            for line in replaced_by_nothing(before, model.read_submission(dest), settings.labs):
+                log.say(f"rdmalab-grade: {sub.name}: {line}")
             return True
     log.say(f"rdmalab-grade: {sub.name}: UNGRADABLE: {reason}")
     if earlier_graded(dest):
@@ -242,6 +245,31 @@ def publish(settings: Settings, sub: Submission, batch_infra: str, log: Log) -> 
     else:
         put_ungradable(settings, sub, dest, now, reason)
     return False
+
+
+def earlier_submission(dest: str) -> Optional[model.Submission]:
+    """The graded submission DEST held before, or None."""
+    try:
+        return model.read_submission(dest) if earlier_graded(dest) else None
+    except BadInput:
+        return None
+
+
+def replaced_by_nothing(before: Optional[model.Submission], after: model.Submission,
+                        labs: Tuple[int, ...]) -> List[str]:
+    """A line for each of LABS that BEFORE had attempted and AFTER has not:
+    a late lab graded without --lab regrades every lab from it."""
+    if before is None:
+        return []
+    lines = []
+    for lab in labs:
+        was = model.lab_status(before, lab)
+        if was in (model.NOT_GRADED, model.NOT_ATTEMPTED) or model.lab_status(after, lab) != model.NOT_ATTEMPTED:
+            continue
+        points = jsontext.number(sum(r.points for r in before.of_lab(lab)))
+        lines.append(f"lab {lab} was {was} ({points} points) and is now not attempted: this submission has "
+                     "none of its files (to grade only the labs it has, give --lab N)")
+    return lines
 
 
 def put_graded(settings: Settings, sub: Submission, dest: str, now: str) -> str:

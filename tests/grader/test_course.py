@@ -362,3 +362,18 @@ class TheCommandLines(KitCase):
         self.assertHasLine("no submission: s2 (Sam): 0 in every lab", done.stdout)
         bad = self.run_cmd([KIT / "scripts/results", "class", "--deadline", "soon", top], status=2)
         self.assertIn("results: --deadline soon: give a time", bad.stdout)
+
+
+class ALateLabWithoutItsLab(KitCase):
+    """Grading a late lab without --lab regrades every lab from it: the grader
+    says which attempted lab it replaced with nothing."""
+
+    def test_the_grader_names_the_lab_it_replaced_with_nothing(self) -> None:
+        top = self.tmp()
+        before = model.read_submission(str(student(top, "s1", [built(0), record(0, 1, "lists", True, 2)])))
+        after = model.read_submission(str(student(top, "s2", [built(0), record(0, 1, "lists", False, 2)],
+                                                  labs={"0": facts(attempted=False)})))  # fmt: skip
+        self.assertEqual(publish.replaced_by_nothing(before, after, (0,)), [
+            "lab 0 was passed (2 points) and is now not attempted: this submission has none of its files "
+            "(to grade only the labs it has, give --lab N)"])  # fmt: skip
+        self.assertEqual(publish.replaced_by_nothing(after, after, (0,)), [])
