@@ -72,11 +72,12 @@ class StudentFigures:
         return self.statuses[i] + (f"; {late}" if late else "")
 
     def notes(self, f: "Figures") -> list[str]:
-        """What the student's row must say besides its figures."""
+        """What the student's row must say besides its figures (a lab graded
+        though the kit's preflight failed: when they have records of it)."""
         notes = [f"lab {number(lab)}: the grader failed: {why}" for lab, why in self.errors]
         if self.on_roster is False:
             notes.append("not on the roster")
-        return notes + [preflight_note(p) for p in f.forced]
+        return notes + [preflight_note(p) for p in f.forced if any(r.lab == p.lab for r in self.records)]
 
 
 @dataclass(frozen=True)
