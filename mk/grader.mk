@@ -24,6 +24,8 @@ TEST_EXTRAS += --extra "grader: each test declares its points once; the rubric-o
 	"cases tests.grader.test_rubric"
 TEST_EXTRAS += --extra "grader: scripts/results shows every field of the records in every view, long messages bounded; the model refuses a bad line" \
 	"cases tests.grader.test_views tests.grader.test_model"
+TEST_EXTRAS += --extra "grader: a course's records: a regrade merges, a roster, late days, what kind of 0, provenance, preflight and keys" \
+	"cases tests.grader.test_course"
 TEST_EXTRAS += --extra "grader: a lab's files keep its rules (includes, calls, no constructors, no assembly)" \
 	"cases tests.grader.test_lab_rules"
 TEST_EXTRAS += --extra "grader: intake of links, devices, absolute and .. paths, big files, odd names" \

@@ -35,6 +35,7 @@ class Submission:
     taken: List[str] = field(default_factory=list)
     intake: str = ""
     infra: str = ""  # why it could not be graded, found on the grader's machine
+    lab_errors: Dict[str, str] = field(default_factory=dict)  # lab: why the grader failed it
 
     def work(self, settings: Settings) -> str:
         """WORK/NAME: its tree, build logs, records and outcome files."""
@@ -76,12 +77,15 @@ class BuildOutcome:
 class RunOutcome:
     """WORK/NAME/run.json: a submission's tests where RDMA works. graded:
     every lab that built was tested; infra: why not; unsafe: what the
-    sandbox lacked there (--unsafe)."""
+    sandbox lacked there (--unsafe); kernel: that kernel's release;
+    multiplier: the limits' factor there (calibrated)."""
 
     graded: bool = False
     seconds: int = 0
     infra: str = ""
     unsafe: str = ""
+    kernel: str = ""
+    multiplier: float = 0
 
 
 def write_json(path: str, doc: Any) -> None:

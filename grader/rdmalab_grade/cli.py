@@ -18,10 +18,10 @@ import time
 from dataclasses import dataclass, field
 from typing import List, NoReturn, Tuple
 
-from . import intake, publish, run, sandbox
+from . import course, intake, publish, run, sandbox
 from .batch import Batch, Log, Submission
 from .build import build_all, test_programs
-from .settings import BadSetting, Settings, StudentLimits, from_environment
+from .settings import BadSetting, Settings, StudentLimits, from_environment, graded_text, kit_commit
 
 PROG = "rdmalab-grade"
 
@@ -53,6 +53,8 @@ class Options:
     rules: bool = True
     class_pages: bool = True
     unsafe: bool = False
+    submitted: str = ""
+    class_views: List[Tuple[str, str]] = field(default_factory=list)
     submissions: List[str] = field(default_factory=list)
 
 
@@ -83,6 +85,7 @@ VALUED = {
     "--name": ("name", "--name needs a name"),
     "--source": ("source", "--source needs a text"),
     "--mode": ("mode", "--mode needs auto, native, uml or vm"),
+    "--submitted": ("submitted", "--submitted needs a time, YYYY-MM-DDTHH:MM:SSZ"),
 }
 # The switches: the field of Options each sets, and to what.
 SWITCHES = {
@@ -108,6 +111,11 @@ def parse(argv: List[str], usage: str, kit: str) -> Options:
             i += 1
         elif a in SWITCHES:
             setattr(o, *SWITCHES[a])
+        elif a in course.OPTIONS:
+            if i + 1 >= len(argv):
+                die(f"{a} needs a value (see -h)")
+            o.class_views.append((a, argv[i + 1]))
+            i += 1
         elif re.match(r"-j[0-9]", a):
             o.jobs = a[2:]
         elif a in ("-h", "--help", "--manifest-files", "--name-of"):
@@ -149,15 +157,6 @@ def kit_labs(kit: str) -> Tuple[int, ...]:
                         for m in [re.fullmatch(r"lab([0-9]+)", d)] if m))
 
 
-def graded_text(labs: Tuple[int, ...], all_labs: Tuple[int, ...]) -> str:
-    """What the reports say was graded: "Lab 0 (Labs 1, 2 not asked for)"."""
-    def named(ns: List[int]) -> str:
-        return ("Labs " if len(ns) > 1 else "Lab ") + ", ".join(str(n) for n in ns)
-
-    not_asked = [n for n in all_labs if n not in labs]
-    return named(list(labs)) + (f" ({named(not_asked)} not asked for)" if not_asked else "")
-
-
 def check_labs(opts: Options, kit: str, all_labs: Tuple[int, ...]) -> Tuple[int, ...]:
     words = opts.labs.split() or [str(n) for n in all_labs]
     for lab in words:
@@ -194,6 +193,14 @@ def settle(opts: Options, usage: str, kit: str) -> Tuple[Batch, sandbox.Sandbox,
     labs = check_labs(opts, kit, all_labs)
     if opts.name and (len(opts.submissions) != 1 or opts.whole_class):
         die("--name is for one submission, not a class")
+    if opts.submitted and (len(opts.submissions) != 1 or opts.whole_class):
+        die("--submitted is for one submission, not a class (a class's times are its files')")
+    try:
+        if opts.submitted:
+            course.utc_time(opts.submitted, "--submitted")
+        course.class_options(opts.class_views)
+    except course.BadInput as e:
+        die(str(e))
     try:
         env = from_environment(dict(os.environ))
     except BadSetting as e:
@@ -212,7 +219,8 @@ def settle(opts: Options, usage: str, kit: str) -> Tuple[Batch, sandbox.Sandbox,
     settings = Settings(
         kit=kit, out=out, labs=labs, all_labs=all_labs, jobs=int(opts.jobs), mode=where,
         graded=graded_text(labs, all_labs), source=opts.source, rules=opts.rules,
-        class_pages=opts.class_pages, unsafe=opts.unsafe,
+        class_pages=opts.class_pages, unsafe=opts.unsafe, kit_commit=kit_commit(kit),
+        submitted=opts.submitted, class_views=tuple(opts.class_views),
         # Where this machine makes the whole sandbox too, the builds are
         # made here, before the guests boot: a build in User-Mode Linux
         # takes ten times as long (11 s against 1 s for Lab 3), and guests
@@ -310,11 +318,25 @@ def grade(batch: Batch, box: sandbox.Sandbox, lowered: str) -> int:
         log.say(said)
         status = status or (0 if written else 1)
         log.say(f"{PROG}: the class: {s.out}/class.html (and class.csv, summary.txt)")
+    log.say(work_note(s.work))
     log.say(f"{PROG}: done in {int(time.monotonic() - started)} s")
     log.close()
     if uids:
         uids.close()
     return status
+
+
+def work_note(work: str) -> str:
+    """What the work folder holds, how big it is, and that it may go."""
+    size = 0
+    for top, _dirs, files in os.walk(work):
+        for f in files:
+            try:
+                size += os.lstat(os.path.join(top, f)).st_size
+            except OSError:
+                pass
+    return (f"{PROG}: {work} ({size // 1048576} MiB: each submission's unpacked files, built tree and raw logs) "
+            "may be deleted now: the results and logs that count are in each DIR/NAME/; the next run empties it")
 
 
 def kit_ready(s: Settings, log: Log) -> str:

@@ -12,7 +12,21 @@ class is a folder of such submissions, one folder each. The formats:
   rubric line: {"lab":3,"step":1,"test":"...","max":1,"needs":null|6,"receiver":null|"..."}
   submission:  {"name","made","graded","source","intake": texts,
                 "unsafe": null|"what the sandbox lacked" (rdmalab-grade --unsafe),
-                "ungradable": null|"why", "seconds": null|N}
+                "ungradable": null|"why", "seconds": null|N,
+                and, each optional (absent in files written before them):
+                "kit": "COMMIT" (or "unknown"), "mode": "native"|"uml"|"vm",
+                "kernel": "uname -r where RDMA ran", "multiplier": N (the
+                limits' factor, CK_TIMEOUT_MULTIPLIER times the calibration),
+                "labs": {"N": {"made": TIME, "submitted": TIME|null,
+                               "submitted_from": "the platform"|"the files' newest mtime",
+                               "attempted": true|false}}  (each lab's own facts:
+                               a regrade of one lab replaces that lab's only),
+                "lab_errors": {"N": "why the grader failed this lab"}}
+  roster:      CSV, a header with id and name (any other column kept), a row per student
+  preflight:   CLASSDIR/preflight.json, {"kit","mode","labs":[{"lab":N,"solution":N,
+                "stub":N,"most":N,"ok":bool,"forced":bool,"why":"..."}]}
+  keys:        CSV, header id,verdict,detail; verdict OK, BAD or MISSING
+                (rdmalab-receiver --verify-file)
 
 points are earned (0 unless the test passed), message says why it did not
 pass, said is what its processes printed, ms how long it took. Numbers are
@@ -22,7 +36,9 @@ the reading with BadInput, one line naming the file and line.
 
 from __future__ import annotations
 
+import csv
 import os
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator
 
@@ -165,6 +181,41 @@ def rubric_line_of(v: dict[str, Any]) -> RubricLine:
 
 # --- A submission -------------------------------------------------------------
 
+# Where a lab's submission time came from, when the platform gave none.
+FROM_FILES = "the files' newest mtime"
+FROM_PLATFORM = "the platform"
+
+
+@dataclass(frozen=True)
+class LabFacts:
+    """What submission.json says of one lab: when it was graded, when it was
+    submitted (None: unknown) and from where that time is, and whether any
+    of its files differed from the stubs."""
+
+    made: str
+    submitted: str | None
+    submitted_from: str
+    attempted: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"made": self.made, "submitted": self.submitted,
+                "submitted_from": self.submitted_from, "attempted": self.attempted}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What a submission was graded with, for an appeal: the kit's commit,
+    where RDMA ran, its kernel, and the limits' multiplier."""
+
+    kit: str = "unknown"
+    mode: str = "unknown"
+    kernel: str = "unknown"
+    multiplier: float | None = None
+
+    def text(self) -> str:
+        times = number(self.multiplier) if self.multiplier is not None else "unknown"
+        return f"kit {self.kit}, mode {self.mode}, kernel {self.kernel}, limits x{times}"
+
 
 @dataclass(frozen=True)
 class Submission:
@@ -179,6 +230,16 @@ class Submission:
     ungradable: str | None
     seconds: float | None
     records: tuple[Record, ...] = ()
+    provenance: Provenance = Provenance()
+    lab_facts: tuple[tuple[float, LabFacts], ...] = ()
+    lab_errors: tuple[tuple[float, str], ...] = ()
+
+    def facts(self, lab: float) -> LabFacts | None:
+        return dict(self.lab_facts).get(lab)
+
+    def lab_error(self, lab: float) -> str | None:
+        """Why the grader failed lab LAB (its fault, not the student's), or None."""
+        return dict(self.lab_errors).get(lab)
 
     @property
     def gradable(self) -> bool:
@@ -199,6 +260,24 @@ class Submission:
         return sum(r.max for r in self.records)
 
 
+def _lab_key(key: Any) -> bool:
+    return isinstance(key, str) and key.isdigit()
+
+
+def _is_lab_facts(v: Any) -> bool:
+    return (
+        isinstance(v, dict)
+        and _texts(v, "made", "submitted_from")
+        and _text_or_null(v, "submitted")
+        and isinstance(v.get("attempted"), bool)
+    )
+
+
+def _is_by_lab(v: Any, check: Callable[[Any], bool]) -> bool:
+    """Whether V is absent, or an object of lab numbers ("3") each CHECK holds for."""
+    return v is None or (isinstance(v, dict) and all(_lab_key(k) and check(x) for k, x in v.items()))
+
+
 def is_submission(v: Any) -> bool:
     return (
         isinstance(v, dict)
@@ -206,14 +285,84 @@ def is_submission(v: Any) -> bool:
         and _text_or_null(v, "unsafe")
         and _text_or_null(v, "ungradable")
         and (v.get("seconds") is None or is_number(v.get("seconds")))
+        and all(_text_or_null(v, k) for k in ("kit", "mode", "kernel"))
+        and (v.get("multiplier") is None or is_number(v.get("multiplier")))
+        and _is_by_lab(v.get("labs"), _is_lab_facts)
+        and _is_by_lab(v.get("lab_errors"), lambda x: isinstance(x, str))
     )
 
 
 def submission_of(v: dict[str, Any], records: list[Record]) -> Submission:
+    facts = tuple((int(k), LabFacts(x["made"], x.get("submitted"), x["submitted_from"], x["attempted"]))
+                  for k, x in (v.get("labs") or {}).items())  # fmt: skip
+    errors = tuple((int(k), x) for k, x in (v.get("lab_errors") or {}).items())
+    known = Provenance(v.get("kit") or "unknown", v.get("mode") or "unknown", v.get("kernel") or "unknown",
+                       v.get("multiplier"))  # fmt: skip
     return Submission(
         v["name"], v["made"], v["graded"], v["source"], v["intake"],
         v.get("unsafe"), v.get("ungradable"), v.get("seconds"), tuple(records),
+        known, facts, errors,
     )  # fmt: skip
+
+
+# --- What kind of score a lab's is -------------------------------------------
+
+# A lab's status, per student: each view says it beside the points.
+PASSED = "passed"
+FAILED = "failed"  # built, earned less than full
+TIMED_OUT = "timed out"  # failed, and a failing test ran out of time
+NOT_BUILT = "does not build"
+NOT_ATTEMPTED = "not attempted"  # no file of the lab, or the stubs unchanged
+GRADER_FAILED = "grader failed"  # the grader's fault (lab_errors), or ungradable
+NOT_GRADED = "not graded"  # the student's folder has no record of the lab
+NO_SUBMISSION = "no submission"  # on the roster, no folder
+
+# The message of a test the harness stopped (tests/case.c).
+TIMEOUT_MESSAGE = "Test timeout expired"
+
+
+def lab_status(s: Submission, lab: float) -> str:
+    """What kind of score lab LAB of S is (one of the statuses above)."""
+    records = s.of_lab(lab)
+    facts = s.facts(lab)
+    if not s.gradable or s.lab_error(lab) is not None:
+        return GRADER_FAILED
+    if not records:
+        return NOT_GRADED
+    if facts is not None and not facts.attempted:
+        return NOT_ATTEMPTED
+    if any(r.step == 0 and not r.passed for r in records):
+        return NOT_BUILT
+    failing = [r for r in records if not r.passed]
+    if not failing:
+        return PASSED
+    return TIMED_OUT if any(r.message.startswith(TIMEOUT_MESSAGE) for r in failing) else FAILED
+
+
+def counts_for_student(status: str) -> bool:
+    """Whether a lab's points are the student's own (not the grader's failure)."""
+    return status != GRADER_FAILED
+
+
+# --- The handout's step titles ------------------------------------------------
+
+
+def step_titles(kit: str, lab: float) -> dict[float, str]:
+    """Lab LAB's step titles, from its handout's headings (docs/labN.md,
+    "## <a id="step-K"></a>Step K: TITLE"), the one place they are written;
+    none when the kit has no handout there."""
+    titles: dict[float, str] = {}
+    try:
+        with open(os.path.join(kit, "docs", f"lab{number(lab)}.md"), encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return titles
+    for m in _STEP_HEADING.finditer(text):
+        titles[int(m.group(1))] = m.group(2).strip()
+    return titles
+
+
+_STEP_HEADING = re.compile(r"^## (?:<a id=\"step-[0-9]+\"></a>)?Step ([0-9]+): (.+)$", re.M)
 
 
 # --- Reading, each line checked -----------------------------------------------
@@ -455,3 +604,138 @@ def read_runs(top: str) -> list[Run]:
             runs.append(Run(folder.rsplit("/", 1)[1], sub))
     return sorted(runs, key=lambda r: (r.submission.made, r.run))
 
+
+
+# --- What the class's views take besides the records --------------------------
+
+
+def _csv_rows(path: str, needs: tuple[str, ...]) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """The CSV file PATH's header and its rows (each with its line number
+    and its fields by column), the header holding every column of NEEDS;
+    else BadInput."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            rows = list(csv.reader(f))
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise BadInput(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+    header = [c.strip() for c in rows[0]] if rows else []
+    missing = [c for c in needs if c not in header]
+    if missing:
+        raise BadInput(f"{path}:1: expected a header with the columns {', '.join(needs)}, got: {','.join(header)}")
+    found = []
+    for n, row in enumerate(rows[1:], 2):
+        if not any(c.strip() for c in row):
+            continue
+        if len(row) != len(header):
+            raise BadInput(f"{path}:{n}: {len(row)} fields, the header has {len(header)}")
+        found.append((n, dict(zip(header, (c.strip() for c in row)))))
+    return header, found
+
+
+@dataclass(frozen=True)
+class RosterRow:
+    """A student on the roster: their id (their folder's name in the class
+    folder), their name, and the roster's other columns, in its order."""
+
+    id: str
+    name: str
+    extra: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Roster:
+    """The class's roster: the columns it has besides id and name, and its rows."""
+
+    columns: tuple[str, ...]
+    rows: tuple[RosterRow, ...]
+
+
+def read_roster(path: str) -> Roster:
+    """The roster in the CSV file PATH (a header with id and name; the LMS's
+    other columns kept): every id once, none empty; else BadInput."""
+    header, rows = _csv_rows(path, ("id", "name"))
+    extra = tuple(c for c in header if c not in ("id", "name"))
+    seen: set[str] = set()
+    students = []
+    for n, row in rows:
+        if not row["id"] or row["id"] in seen:
+            raise BadInput(f"{path}:{n}: {'an empty id' if not row['id'] else 'id ' + row['id'] + ' again'}: "
+                           "give each student one row with their own id")
+        seen.add(row["id"])
+        students.append(RosterRow(row["id"], row["name"], tuple(row[c] for c in extra)))
+    return Roster(extra, tuple(students))
+
+
+KEY_VERDICTS = ("OK", "BAD", "MISSING")
+
+
+def read_keys(path: str) -> dict[str, tuple[str, str]]:
+    """The verified keys in the CSV file PATH (rdmalab-receiver
+    --verify-file: id,verdict,detail): each id's verdict and detail; else
+    BadInput."""
+    _, rows = _csv_rows(path, ("id", "verdict", "detail"))
+    keys = {}
+    for n, row in rows:
+        if row["verdict"] not in KEY_VERDICTS:
+            raise BadInput(f"{path}:{n}: verdict {row['verdict']}: expected {', '.join(KEY_VERDICTS)}")
+        keys[row["id"]] = (row["verdict"], row["detail"])
+    return keys
+
+
+@dataclass(frozen=True)
+class PreflightLab:
+    """One lab's preflight: the kit's solution's and stubs' points of the
+    most, whether that was as it must be, whether it was graded all the
+    same (--force), and why not."""
+
+    lab: float
+    solution: float
+    stub: float
+    most: float
+    ok: bool
+    forced: bool
+    why: str
+
+
+def _is_preflight_lab(v: Any) -> bool:
+    return (
+        isinstance(v, dict)
+        and _numbers(v, "lab", "solution", "stub", "most")
+        and isinstance(v.get("ok"), bool)
+        and isinstance(v.get("forced"), bool)
+        and _texts(v, "why")
+    )
+
+
+def is_preflight(v: Any) -> bool:
+    return (
+        isinstance(v, dict)
+        and _texts(v, "kit", "mode")
+        and isinstance(v.get("labs"), list)
+        and all(_is_preflight_lab(x) for x in v["labs"])
+    )
+
+
+PREFLIGHT = "the preflight's result (rdmalab-grade's preflight)"
+
+
+def read_preflight(top: str) -> list[PreflightLab]:
+    """The labs of TOP/preflight.json (none when there is no such file);
+    BadInput when it is not one preflight object."""
+    path = f"{top}/preflight.json"
+    if not os.path.isfile(path):
+        return []
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise BadInput(f"cannot read {path}: {e.strerror}") from None
+    value = typed(Line(path, 1, " ".join(text.split("\n"))), PREFLIGHT, is_preflight)
+    return [PreflightLab(x["lab"], x["solution"], x["stub"], x["most"], x["ok"], x["forced"], x["why"])
+            for x in value["labs"]]  # fmt: skip
+
+
+def preflight_note(p: PreflightLab) -> str:
+    """The line each view shows at a lab graded though its preflight failed."""
+    return (f"lab {number(p.lab)} was graded though the kit's preflight failed (--force): {p.why} "
+            f"(solution {number(p.solution)}, stubs {number(p.stub)}, of {number(p.most)})")

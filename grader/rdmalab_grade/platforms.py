@@ -11,7 +11,7 @@ from typing import Any
 
 from . import jsontext
 from .jsontext import number
-from .model import BadInput, Record, Submission
+from .model import BadInput, Record, Submission, lab_status
 from .report import about, output, status, title, unsafe_note
 from .texts import lines
 
@@ -31,6 +31,8 @@ def gradescope_json(s: Submission) -> str:
             "ungradable": not s.gradable,
             "made": s.made,
             "unsafe": s.unsafe,
+            "graded_with": s.provenance.text(),
+            "labs": {number(lab): lab_status(s, lab) for lab in s.labs()},
         },
         "tests": [
             {

@@ -4,9 +4,10 @@ check's table of a lab's tests, and a submission's report.txt."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Sequence
 
 from .jsontext import number
-from .model import Record, Submission
+from .model import PreflightLab, Provenance, Record, Submission, lab_status, preflight_note
 from .texts import is_note, lines, lpad, pad, seconds
 
 # --- What every view of a record shares ---------------------------------------
@@ -67,9 +68,12 @@ def unsafe_note(s: Submission) -> str:
 
 
 def about(s: Submission) -> str:
-    """What the report is: when it was made, of which labs and files, and
-    what the sandbox lacked when it did."""
+    """What the report is: when it was made, of which labs, what with (the
+    kit, where RDMA ran, its kernel, the limits' multiplier), of which
+    files, and what the sandbox lacked when it did."""
     text = f"made:   {s.made}\ngraded: {s.graded}"
+    if s.provenance != Provenance():
+        text += f"\nwith:   {s.provenance.text()}"
     if s.source:
         text += "\nfrom:   " + "\n        ".join(s.source.split("\n"))
     if s.unsafe is not None:
@@ -136,17 +140,47 @@ def _report_row(r: Record) -> list[str]:
     return [row] + ([] if r.passed else detail(r, 10, 12))
 
 
-def report_txt(s: Submission) -> str:
-    """A submission's report.txt: what it is, then each lab's points and
-    each record, what went wrong under one that did not pass."""
+def _lab_head(s: Submission, lab: float) -> list[str]:
+    """A lab's heading: its points and what kind of score they are, when it
+    was submitted, and why the grader failed it."""
+    records = s.of_lab(lab)
+    kind = lab_status(s, lab)
+    out = [f"Lab {number(lab)}: {number(sum(r.points for r in records))}/{number(sum(r.max for r in records))} "
+           f"points ({kind})"]  # fmt: skip
+    facts = s.facts(lab)
+    if facts is not None and facts.submitted:
+        out.append(f"  submitted {facts.submitted} (from {facts.submitted_from}), graded {facts.made}")
+    why = s.lab_error(lab)
+    if why is not None:
+        out.append(f"  the grader failed this lab, not you: {why}; these points are not your score")
+    return out
+
+
+def _lab_rows(records: list[Record], named: dict[float, str]) -> list[str]:
+    """A lab's records, each step's under its title from the handout."""
+    out: list[str] = []
+    step = None
+    for r in records:
+        if r.step != step and r.step in named:
+            out.append(f"  step {number(r.step)}: {named[r.step]}")
+        step = r.step
+        out += _report_row(r)
+    return out
+
+
+def report_txt(s: Submission, titles: Callable[[float], dict[float, str]] = lambda lab: {},
+               forced: Sequence[PreflightLab] = ()) -> str:
+    """A submission's report.txt: what it is, the labs graded though the
+    kit's preflight failed (FORCED), then each lab's points, what kind of
+    score, and each record, under its step's title (TITLES), what went
+    wrong under one that did not pass."""
     out = [f"{s.name}: {status(s)}", about(s)] + ([s.intake] if s.intake else [])
+    out += [f"NOTE: {preflight_note(p)}" for p in forced if p.lab in s.labs()]
     for lab in s.labs():
-        records = s.of_lab(lab)
         out += [
             "",
-            f"Lab {number(lab)}: {number(sum(r.points for r in records))}/{number(sum(r.max for r in records))} points",
+            *_lab_head(s, lab),
             f"  {pad('step', 6)}  {pad('test', 70)}  {pad('status', 7)}  points    time",
+            *_lab_rows(s.of_lab(lab), titles(lab)),
         ]
-        for r in records:
-            out += _report_row(r)
     return "\n".join(out) + "\n"

@@ -11,13 +11,14 @@ import sys
 from datetime import datetime, timezone
 from typing import Callable, Sequence
 
-from . import jsontext
+from . import course, jsontext
 from .classpages import class_csv, class_html, figures, summary_txt
 from .grades import labs_txt, supersedes
 from .model import (
     BadInput, LabRun, Submission, check_lab, lab_not_built, read_class,
-    read_lab_inputs, read_lab_run, read_runs, read_submission,
+    read_lab_inputs, read_lab_run, read_preflight, read_runs, read_submission, step_titles,
 )  # fmt: skip
+from .course import ClassOptions
 from .platforms import autolab_line, classroom_json, gradescope_json, junit_xml, prairielearn_json
 from .report import report_txt, table
 
@@ -36,9 +37,14 @@ USAGE = """\
   scripts/results submission DIR
       DIR/report.txt, DIR/results.json (Gradescope) and DIR/junit.xml, from
       DIR/submission.json and DIR/results.jsonl (its labs' records).
-  scripts/results class --labs "N..." [--made TIME] DIR
+  scripts/results class [--labs "N..."] [--made TIME] [--roster FILE]
+                  [--deadline [N=]TIME]... [--late-days D] [--keys FILE [--key-points P]] DIR
       DIR/class.csv, DIR/summary.txt and DIR/class.html, from each
-      DIR/NAME/ with a submission.json; prints the summary.
+      DIR/NAME/ with a submission.json, in the labs N and every lab any
+      student has; with a roster (CSV: id,name,...) every student on it a
+      row; deadlines (ISO 8601 UTC) and a budget of late days per student;
+      the verified keys (id,verdict,detail), an OK key worth P points;
+      DIR/preflight.json's marks. Prints the summary.
   scripts/results classroom DIR
       DIR's result as GitHub Classroom's grading reporter reads it (one
       JSON line on standard output), from DIR/submission.json and
@@ -170,12 +176,24 @@ def _folder(args: list[str], mode: str) -> str:
     return folder
 
 
+KIT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def titles(lab: float) -> dict[float, str]:
+    """Lab LAB's step titles, from the kit's handout (model.step_titles)."""
+    return step_titles(KIT, lab)
+
+
 def write_submission(folder: str) -> Submission:
     """FOLDER/report.txt, FOLDER/results.json (Gradescope) and
-    FOLDER/junit.xml, from FOLDER/submission.json and FOLDER/results.jsonl:
-    nothing written unless every line reads."""
+    FOLDER/junit.xml, from FOLDER/submission.json and FOLDER/results.jsonl
+    (the report with the kit's step titles, and the marks of the class
+    folder's preflight.json, FOLDER's parent's): nothing written unless
+    every line reads."""
     sub = read_submission(folder)
-    made = {"report.txt": report_txt(sub), "results.json": gradescope_json(sub), "junit.xml": junit_xml(sub)}
+    forced = [p for p in read_preflight(os.path.dirname(os.path.abspath(folder))) if not p.ok]
+    made = {"report.txt": report_txt(sub, titles, forced), "results.json": gradescope_json(sub),
+            "junit.xml": junit_xml(sub)}  # fmt: skip
     for name, text in made.items():
         write_whole(f"{folder}/{name}", text)
     return sub
@@ -220,10 +238,14 @@ def lab_numbers(text: str) -> list[float]:
     return labs
 
 
-def write_class(folder: str, labs: Sequence[float], made: str) -> str:
+def write_class(folder: str, labs: Sequence[float], made: str, opts: ClassOptions | None = None) -> str:
     """FOLDER/class.csv, FOLDER/summary.txt and FOLDER/class.html (made at
-    MADE) of the class in FOLDER, in the labs LABS; the summary's text."""
-    f = figures(read_class(folder), labs)
+    MADE) of the class in FOLDER, in the labs LABS and every lab any of its
+    students has, with OPTS (course.py) and FOLDER/preflight.json; the
+    summary's text."""
+    students = read_class(folder)
+    every = sorted(set(labs) | {lab for st in students for lab in st.submission.labs()})
+    f = figures(students, every, opts, titles, read_preflight(folder))
     summary = summary_txt(f)
     for name, text in (("class.csv", class_csv(f)), ("summary.txt", summary), ("class.html", class_html(f, made))):
         write_whole(f"{folder}/{name}", text)
@@ -236,11 +258,22 @@ def now() -> str:
 
 
 def cmd_class(args: list[str]) -> int:
-    """class --labs "N..." [--made TIME] DIR"""
-    opts = options(args, {"--labs": True, "--made": True}, 1)
-    if len(args) != 1 or not os.path.isdir(args[0]) or not opts.get("--labs"):
+    """class [--labs "N..."] [--made TIME] [course.py's options] DIR"""
+    mine: dict[str, str] = {}
+    views: list[tuple[str, str]] = []
+    while len(args) > 1:
+        word = args.pop(0)
+        if word not in ("--labs", "--made", *course.OPTIONS) or not args:
+            raise Usage()
+        value = args.pop(0)
+        if word in course.OPTIONS:
+            views.append((word, value))
+        else:
+            mine[word] = value
+    if len(args) != 1 or not os.path.isdir(args[0]):
         raise Usage()
-    out(write_class(args[0], lab_numbers(opts["--labs"]), opts.get("--made") or now()))
+    labs = lab_numbers(mine["--labs"]) if mine.get("--labs") else []
+    out(write_class(args[0], labs, mine.get("--made") or now(), course.class_options(views)))
     return 0
 
 

@@ -150,7 +150,7 @@ def run_one(settings: Settings, box: sandbox.Sandbox, sub: Submission, slot: int
     tests of each lab that built, as its uid, in slot SLOT (which picks the
     receivers' ports): its records in WORK/NAME/results, its run.json."""
     w = sub.work(settings)
-    outcome = RunOutcome()
+    outcome = RunOutcome(kernel=os.uname().release, multiplier=settings.multiplier)
     if box.missing:
         outcome.unsafe = f"where its code ran ({environment_name()}): {box.missing}"
     run = tempfile.mkdtemp(prefix="rdmalab-run.", dir="/tmp")

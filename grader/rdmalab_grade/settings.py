@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, List, Tuple
 
 # Seconds per graded test (tests/harness.h; a test may declare less),
 # before the multiplier: more than all of a lab's tests need (8 to 25 s for
@@ -62,6 +63,9 @@ class Settings:
     test_seconds: int = TEST_SECONDS
     limits: StudentLimits = StudentLimits()
     multiplier: float = 1.0
+    kit_commit: str = "unknown"
+    submitted: str = ""
+    class_views: Tuple[Tuple[str, str], ...] = ()
 
     @property
     def work(self) -> str:
@@ -91,11 +95,39 @@ class Settings:
         fields["labs"] = tuple(fields["labs"])
         fields["all_labs"] = tuple(fields["all_labs"])
         fields["limits"] = StudentLimits(**fields["limits"])
+        fields["class_views"] = tuple(tuple(p) for p in fields.get("class_views", ()))
         return Settings(**fields)
 
     def scaled_by(self, factor: float) -> "Settings":
         """These settings with every limit stretched FACTOR times more."""
         return replace(self, multiplier=self.multiplier * factor)
+
+
+def graded_text(labs: Tuple[int, ...], all_labs: Tuple[int, ...]) -> str:
+    """What the reports say was graded: "Lab 0 (Labs 1, 2 not asked for)"."""
+    def named(ns: List[int]) -> str:
+        return ("Labs " if len(ns) > 1 else "Lab ") + ", ".join(str(n) for n in ns)
+
+    not_asked = [n for n in all_labs if n not in labs]
+    return named(list(labs)) + (f" ({named(not_asked)} not asked for)" if not_asked else "")
+
+
+def kit_commit(kit: str) -> str:
+    """The commit of the kit at KIT ("abc1234", with "+changes" when its
+    files differ from it), or "unknown" where it is no git checkout."""
+    def git(*args: str) -> str:
+        try:
+            p = subprocess.run(["git", "-C", kit, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+        return p.stdout.decode(errors="replace").strip() if p.returncode == 0 else ""
+
+    if os.path.realpath(git("rev-parse", "--show-toplevel") or "/nonexistent") != os.path.realpath(kit):
+        return "unknown"
+    commit = git("rev-parse", "--short", "HEAD")
+    changed = git("status", "--porcelain", "--untracked-files=no")
+    return (commit + ("+changes" if changed else "")) if commit else "unknown"
 
 
 class BadSetting(ValueError):

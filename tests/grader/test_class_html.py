@@ -122,8 +122,8 @@ def csv_scores(folder: Path) -> list[str]:
     """Every student's points in each lab and in all, as class.csv has
     them: "student,labN,points" and "student,total,points", sorted."""
     header, *rows = class_rows(folder)
-    columns = header[1:-3]  # labN..., total (then max, status, seconds)
-    return sorted(f"{row[0]},{col},{row[i]}" for row in rows for i, col in enumerate(columns, 1))
+    columns = [(i, c) for i, c in enumerate(header) if re.fullmatch(r"lab[0-9]+|total", c)]
+    return sorted(f"{row[0]},{col},{row[i]}" for row in rows for i, col in columns)
 
 
 def summary_distribution(folder: Path) -> list[str]:
@@ -154,10 +154,11 @@ def steps_passed(folder: Path) -> list[str]:
     unsafe one was graded too) passed every test of it, counted from their
     results.jsonl: "lab,step,students", sorted."""
     header, *rows = class_rows(folder)
-    labs = {col[3:] for col in header if col.startswith("lab")}
+    labs = {col[3:] for col in header if re.fullmatch(r"lab[0-9]+", col)}
+    status = header.index("status")
     count: dict[tuple[str, str], int] = {}
     for row in rows:
-        if row[-2] not in ("graded", "unsafe"):
+        if row[status] not in ("graded", "unsafe"):
             continue
         for key, passed in steps_of(folder / row[0] / "results.jsonl", labs).items():
             count[key] = count.get(key, 0) + int(passed)

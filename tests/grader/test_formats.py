@@ -2,7 +2,7 @@
 formats: each results.json against Gradescope's specification
 (schemas/gradescope-results.json, with jsonschema), each junit.xml against
 JUnit's (schemas/junit.xsd, with xmllint), and class.csv (a header of
-student, labN..., total, max, status, seconds; every line as many fields;
+id, name, labN..., total, max, status, seconds, ..., notes; every line as many fields;
 the figures numbers that add up). On class folders the grader wrote: by
 default the sample classes of tests/grader/run-samples
 (build/grader-samples/results-*), or those named.
@@ -30,24 +30,29 @@ def class_csv_problem(path: Path) -> str:
     if not rows:
         return "empty"
     header = rows[0]
-    if header[:1] != ["student"] or header[-4:] != ["total", "max", "status", "seconds"]:
+    fixed = ["total", "max", "status", "seconds"]
+    if header[:2] != ["id", "name"] or not all(c in header for c in fixed) or header[-1] != "notes":
         return f"header {','.join(header)}"
-    labs = header[1:-4]
-    bad = [name for name in labs if not re.fullmatch(r"lab[0-9]+", name)]
-    if bad:
-        return f"column {bad[0]} is not labN"
+    at = {c: header.index(c) for c in fixed}
+    labs = [i for i, c in enumerate(header) if re.fullmatch(r"lab[0-9]+", c)]
+    if not labs or labs[-1] > at["total"]:
+        return f"header {','.join(header)}: no labN before total"
+    key = header.index("key") if "key" in header else None
     for n, row in enumerate(rows[1:], 2):
         if len(row) != len(header):
             return f"line {n} has {len(row)} fields, the header {len(header)}"
-        status, total, most = row[-2], row[-4], row[-3]
+        status, total, most = row[at["status"]], row[at["total"]], row[at["max"]]
         if status == "ungradable":
             continue
-        if status != "graded":
+        if status not in ("graded", "no submission"):
             return f"line {n}: status {status}"
-        scores = row[1 : 1 + len(labs)]
+        # A lab the grader failed has no points (empty).
+        scores = [row[i] for i in labs if row[i] != ""]
         if not all(re.fullmatch(r"[0-9]+", s) for s in scores):
             return f"line {n}: {scores} are not scores"
-        if sum(map(int, scores)) != int(total) or int(total) > int(most):
+        # An OK key's points (--key-points) are in the total beside the labs'.
+        keyed = key is not None and row[key] == "OK" and int(total) > sum(map(int, scores))
+        if (sum(map(int, scores)) != int(total) and not keyed) or int(total) > int(most):
             return f"line {n}: the labs add up to {sum(map(int, scores))}, total {total} of {most}"
     return ""
 

@@ -109,7 +109,7 @@ class Intake(KitCase):
     def test_a_link_to_a_file_of_the_machine_is_not_taken(self) -> None:
         self.assertIn("lab0/devices.c: not a regular file, the stub is used", self.taken("links"))
         self.assertIn("lab0/gids.c: taken", self.taken("links"))
-        self.assertRegex(self.class_line("links"), r'^"links",0,')
+        self.assertRegex(self.class_line("links"), r'^"links","",0,')
 
     def test_a_device_node_stops_the_unpacking(self) -> None:
         if not ROOT:
@@ -120,7 +120,7 @@ class Intake(KitCase):
     def test_an_absolute_path_writes_nothing_outside(self) -> None:
         self.assertFalse((self.top / "abs/file").exists(), "the tarball wrote abs/file outside its folder")
         self.assertIn("lab0/gids.c: taken", self.taken("absolute"))
-        self.assertRegex(self.class_line("absolute"), r'^"absolute",0,')
+        self.assertRegex(self.class_line("absolute"), r'^"absolute","",0,')
 
     def test_a_path_through_dotdot_is_refused_saying_how_to_pack(self) -> None:
         self.assertFalse((self.top / "escaped").exists(), "the tarball wrote escaped outside its folder")
@@ -132,12 +132,12 @@ class Intake(KitCase):
 
     def test_a_file_over_1_mib_is_not_taken(self) -> None:
         self.assertIn("lab0/attributes.c: 1100000 bytes (over 1 MiB), the stub is used", self.taken("huge"))
-        self.assertRegex(self.class_line("huge"), r'^"huge",0,')
+        self.assertRegex(self.class_line("huge"), r'^"huge","",0,')
 
     def test_a_name_with_spaces_and_quotes_is_made_safe(self) -> None:
         self.assertIn("lab0/gids.c: taken", self.taken("o_brien__the__student"))
-        self.assertRegex(self.class_line("o_brien__the__student"), r'^"o_brien__the__student",0,')
+        self.assertRegex(self.class_line("o_brien__the__student"), r'^"o_brien__the__student","",0,')
 
     def test_a_name_the_grader_uses_for_its_own_files_is_a_student(self) -> None:
         self.assertIn("lab0/gids.c: taken", self.taken("labs"))
-        self.assertRegex(self.class_line("labs"), r'^"labs",0,')
+        self.assertRegex(self.class_line("labs"), r'^"labs","",0,')

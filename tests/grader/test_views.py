@@ -261,7 +261,7 @@ class CraftedRecords(KitCase):
     def test_report_shows_each_lab_and_record(self) -> None:
         report = self.file("class", "alice", "report.txt")
         for line in (
-            "Lab 3: 2/8 points",
+            "Lab 3: 2/8 points (failed)",
             "  build   lab3_builds" + " " * 61 + "pass      0/0     0.0 s",
             "            \ta\\b <x> & y caf\u00e9 \u00e9 \x01 end",
             "          your code printed:",
@@ -271,7 +271,7 @@ class CraftedRecords(KitCase):
 
     def test_report_says_why_a_lab_did_not_build(self) -> None:
         report = self.file("class", "alice", "report.txt")
-        self.assertHasLine("Lab 0: 0/8 points", report)
+        self.assertHasLine("Lab 0: 0/8 points (does not build)", report)
         self.assertHasLine("          " + BUILD_ERROR, report)
         self.assertHasLine("          not graded: see lab0_builds", report)
 
@@ -355,8 +355,11 @@ class CraftedRecords(KitCase):
 
     def test_class_csv_has_a_line_per_student(self) -> None:
         want = (
-            '"student","lab0","lab3","total","max","status","seconds"\n'
-            '"alice",0,2,2,16,"unsafe",42\n"bob",,,,16,"ungradable",\n"carol",0,2,2,16,"graded",7\n'
+            '"id","name","lab0","lab3","total","max","status","seconds","lab0_status","lab3_status",'
+            '"late_days_used","kit","mode","kernel","multiplier","notes"\n'
+            '"alice","",0,2,2,16,"unsafe",42,"does not build","failed",0,,,,,""\n'
+            '"bob","",,,,16,"ungradable",,"grader failed","grader failed",0,,,,,""\n'
+            '"carol","",0,2,2,16,"graded",7,"does not build","failed",0,,,,,""\n'
         )
         self.assertEqual(self.csv, want)
 
@@ -389,7 +392,8 @@ class CraftedRecords(KitCase):
 
     def test_class_pages_escape_an_odd_name(self) -> None:
         self.assertEqual(self.odd.returncode, 0, self.odd.stderr)
-        self.assertHasLine('"o\'hara&co, ""x""",,,,16,"ungradable",', self.odd_csv)
+        self.assertHasLine('"o\'hara&co, ""x""","",,,,16,"ungradable",,"grader failed","grader failed",0,,,,,""',
+                           self.odd_csv)
         link = '<a href="o\'hara%26co%2C%20%22x%22/report.txt">o&apos;hara&amp;co, &quot;x&quot;</a>'
         self.assertIn(link, self.odd_html)
 
