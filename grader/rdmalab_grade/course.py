@@ -10,11 +10,20 @@ The rule: a lab submitted after its deadline is late by whole days, rounded
 up. Labs are taken in order; a late lab spends its days from the student's
 budget while the budget has them; a lab past what is left of the budget
 counts 0 (its points are still shown, as earned) and spends nothing.
+
+A class folder keeps its options (kept_options): DIR/course.json, with
+copies of the roster and keys files beside it in DIR/.course/, so that a
+regrade or a late submission graded into DIR without them (or a
+`scripts/results class DIR`) draws the same class. An option given again
+replaces the kept one (every --deadline together); the others stay.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import shutil
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -100,6 +109,60 @@ def class_options(pairs: list[tuple[str, str]]) -> ClassOptions:
         keys=read_keys(got["--keys"]) if "--keys" in got else None,
         key_points=key_points,
     )
+
+
+# --- Kept in the class folder ------------------------------------------------------
+
+KEPT = "course.json"
+COPIES = ".course"
+FILES = {"--roster": "roster.csv", "--keys": "keys.csv"}
+
+
+def _read_kept(top: str) -> list[tuple[str, str]]:
+    path = os.path.join(top, KEPT)
+    if not os.path.isfile(path):
+        return []
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+        pairs = [(str(o), str(v)) for o, v in doc["options"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise BadInput(f"{path}: not the class's options: move it away and give them again") from None
+    if any(o not in OPTIONS for o, _ in pairs):
+        raise BadInput(f"{path}: an option the grader does not know: move it away and give them again")
+    return pairs
+
+
+def _keep(top: str, pairs: list[tuple[str, str]]) -> None:
+    """PAIRS into DIR/course.json, each file option's file copied first
+    (so the class still draws when the original moves); written whole."""
+    os.makedirs(os.path.join(top, COPIES), exist_ok=True)
+    kept = []
+    for option, value in pairs:
+        if option in FILES:
+            copy = os.path.join(COPIES, FILES[option])
+            if os.path.abspath(value) != os.path.abspath(os.path.join(top, copy)):
+                shutil.copyfile(value, os.path.join(top, copy + ".new"))
+                os.replace(os.path.join(top, copy + ".new"), os.path.join(top, copy))
+            value = copy
+        kept.append([option, value])
+    tmp = os.path.join(top, KEPT + ".new")
+    with open(tmp, "w") as f:
+        json.dump({"options": kept}, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, os.path.join(top, KEPT))
+
+
+def kept_options(top: str, pairs: list[tuple[str, str]]) -> ClassOptions:
+    """The class options of the folder TOP: those kept there, with PAIRS
+    (this run's) in place of the same options; every one checked (BadInput)
+    before PAIRS are kept for the next run."""
+    given = {o for o, _ in pairs}
+    kept = [(o, os.path.join(top, v) if o in FILES else v) for o, v in _read_kept(top) if o not in given]
+    opts = class_options(kept + pairs)
+    if pairs:
+        _keep(top, kept + pairs)
+    return opts
 
 
 # --- Late days -------------------------------------------------------------------

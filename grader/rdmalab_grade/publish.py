@@ -35,7 +35,7 @@ def class_pages(settings: Settings) -> Tuple[bool, str]:
     (and those graded now), with the batch's class options (course.py):
     whether they were written, and the summary (or why not, in one line)."""
     try:
-        opts = course.class_options(list(settings.class_views))
+        opts = course.kept_options(settings.out, list(settings.class_views))
         return True, results.write_class(settings.out, list(settings.labs), results.now(), opts)
     except (BadInput, OSError) as e:
         return False, f"results: {e}"

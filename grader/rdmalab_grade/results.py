@@ -273,7 +273,7 @@ def cmd_class(args: list[str]) -> int:
     if len(args) != 1 or not os.path.isdir(args[0]):
         raise Usage()
     labs = lab_numbers(mine["--labs"]) if mine.get("--labs") else []
-    out(write_class(args[0], labs, mine.get("--made") or now(), course.class_options(views)))
+    out(write_class(args[0], labs, mine.get("--made") or now(), course.kept_options(args[0], views)))
     return 0
 
 

@@ -71,7 +71,7 @@ def pages(top: Path, *options: str) -> str:
     """TOP's class pages, made with OPTIONS (course.py's words): the summary."""
     words = list(options)
     pairs = [(words[i], words[i + 1]) for i in range(0, len(words), 2)]
-    return results.write_class(str(top), [], MADE, course.class_options(pairs))
+    return results.write_class(str(top), [], MADE, course.kept_options(str(top), pairs))
 
 
 class ARegradeMerges(KitCase):
@@ -280,6 +280,41 @@ class RosterAndLateDays(KitCase):
     def test_numbers_are_numbers(self) -> None:
         line = next(x for x in (self.top / "class.csv").read_text().split("\n") if x.startswith('"s1"'))
         self.assertTrue(line.startswith('"s1","Sue One","s1@x",2,"OK",7,7,"graded",5,'), line)
+
+
+class KeptOptions(KitCase):
+    """The class folder keeps its options: pages drawn again with none (a
+    regrade, a late submission) keep the roster, deadlines and keys, even
+    when the roster's file has gone; an option given again replaces only
+    itself."""
+
+    def setUp(self) -> None:
+        self.top = self.tmp() / "class"
+        student(self.top, "s1", [built(3), record(3, 1, "hashes", True, 2)],
+                labs={"3": facts(submitted="2030-01-04T00:00:01Z")})  # fmt: skip
+        roster = self.tmp() / "roster.csv"
+        roster.write_text("id,name\ns1,Sue One\ns2,Sam Two\n")
+        pages(self.top, "--roster", str(roster), "--deadline", "3=2030-01-02T12:00:00Z", "--late-days", "3")
+        roster.unlink()
+
+    def test_pages_drawn_with_no_options_keep_the_kept_ones(self) -> None:
+        summary = pages(self.top)
+        by_id = {r["id"]: r for r in rows(self.top / "class.csv")}
+        self.assertEqual(sorted(by_id), ["s1", "s2"])
+        self.assertEqual(by_id["s1"]["lab3_status"], "passed; late 2 days, late days used 2")
+        self.assertIn("3 late day(s) per student", summary)
+
+    def test_an_option_given_again_replaces_only_itself(self) -> None:
+        pages(self.top, "--late-days", "1")
+        by_id = {r["id"]: r for r in rows(self.top / "class.csv")}
+        self.assertEqual(sorted(by_id), ["s1", "s2"])
+        self.assertEqual(by_id["s1"]["lab3_status"], "passed; late 2 days, past the late-day budget: counts 0")
+
+    def test_a_kept_file_that_does_not_read_is_one_line(self) -> None:
+        (self.top / "course.json").write_text("{")
+        with self.assertRaises(model.BadInput) as caught:
+            pages(self.top)
+        self.assertIn("course.json: not the class's options", str(caught.exception))
 
 
 class BadInputs(KitCase):
