@@ -32,18 +32,18 @@ LAB = 0
 LAYOUTS = ("kit", "labdir", "loose", "tarball")
 
 
-def unpacked_bundle(top: Path, *options: str) -> tuple[Path, list[str]]:
+def unpacked_bundle(top: Path, *options: str) -> tuple[Path, list[str], str]:
     """The bundle made with OPTIONS, unzipped in TOP/autograder/source: that
-    root and the zip's names."""
+    root, the zip's names and what making it printed."""
     root = top / "autograder"
     bundle = top / "gradescope.zip"
-    run(["grader/gradescope/bundle", "-o", bundle, *options], timeout=900)
+    made = run(["grader/gradescope/bundle", "-o", bundle, *options], timeout=900).stdout
     (root / "source").mkdir(parents=True)
     (root / "results").mkdir()
     with zipfile.ZipFile(bundle) as z:
         names = z.namelist()
     run(["unzip", "-q", bundle, "-d", root / "source"])
-    return root, names
+    return root, names, made
 
 
 def fresh_submission(root: Path) -> Path:
@@ -72,10 +72,11 @@ class Upload(KitCase):
 
     root: Path
     files: list[str]
+    made: str
 
     @classmethod
     def setUpClass(cls) -> None:
-        cls.root, _ = unpacked_bundle(cls.class_tmp("rdmalab-gradescope-upload."))
+        cls.root, _, cls.made = unpacked_bundle(cls.class_tmp("rdmalab-gradescope-upload."))
         manifest = KIT / f"labs/lab{LAB}/FILES"
         cls.files = [ln for ln in manifest.read_text().splitlines() if ln and not ln.startswith("#")]
 
@@ -110,6 +111,13 @@ class Upload(KitCase):
         for f in ("notes.txt", "labs/lab3/FILES", "labs/lab3/msg.c"):
             self.assertIn(f, ignored, f"{f} is not listed as ignored, with why")
 
+    def test_making_the_bundle_prints_the_settings_to_make_with_the_docs_figures(self) -> None:
+        figures = (KIT / "docs/figures.tsv").read_text()
+        self.assertIn("\ttook 12 to 16 minutes\t12-16\tmin\t", figures)
+        self.assertIn("  timeout: 40 minutes, not the default 10: a submission of every lab's solution took 12-16 min",
+                      self.made)
+        self.assertIn("  memory: the default 768 MB", self.made)
+
     def test_a_dry_run_before_setup_says_what_setup_would_do(self) -> None:
         self.submit("loose")
         self.assertIn("run_autograder: setup.sh has not run; it would", self.dry_run())
@@ -124,7 +132,8 @@ class Upload(KitCase):
         self.assertIn("ignored msg.c: Labs 2, 3 each have a msg.c: put it in its lab2/ or lab3/ folder", out)
 
     def test_the_bundle_of_one_lab_takes_only_that_labs_files(self) -> None:
-        root, _ = unpacked_bundle(self.tmp(), "--lab", "2")
+        root, _, made = unpacked_bundle(self.tmp(), "--lab", "2")
+        self.assertIn("  timeout: 20 minutes, not the default 10: a submission that hangs took 670 s", made)
         sub = fresh_submission(root)
         shutil.copytree(KIT / "labs/lab3", sub / "labs/lab3")
         shutil.copy(KIT / "solutions/lab2/msg.c", sub)
@@ -154,7 +163,7 @@ class Bundle(KitCase):
         # unprivileged uids read the kit there.
         cls.top = cls.class_tmp("rdmalab-gradescope-test.")
         cls.top.chmod(0o755)
-        cls.root, cls.zip_names = unpacked_bundle(cls.top)
+        cls.root, cls.zip_names, _ = unpacked_bundle(cls.top)
         cache = os.environ.get("RDMALAB_CACHE") or str(Path(os.environ.get("XDG_CACHE_HOME") or
                                                             Path.home() / ".cache") / "rdmalab")
         cls.env = {"AUTOGRADER_ROOT": str(cls.root), "RDMALAB_CACHE": cache}
