@@ -17,10 +17,12 @@ import re
 import shutil
 import sys
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-# Folders whose files are never lab work: listed as one line each.
-NOISE = (".git", "__MACOSX", "build", "solutions", "node_modules", "__pycache__")
+# Folders whose files are never lab work (a tool's, or the kit's own parts
+# in an upload of a whole kit): listed as one line each.
+NOISE = (".git", "__MACOSX", "build", "node_modules", "__pycache__", ".github", ".ci", "solutions", "framework",
+         "tests", "receiver", "grader", "docs", "scripts", "vm", "docker", "mk")
 ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz")
 # A folder's ignored files are named one by one up to this many.
 NAMED = 8
@@ -32,7 +34,7 @@ class Lab:
     """One lab of the kit: the names its folder has, and those graded."""
 
     number: int
-    names: frozenset  # every file of labs/labN
+    names: FrozenSet[str]  # every file of labs/labN
     graded: Tuple[str, ...]  # labs/labN/FILES
 
 
@@ -109,7 +111,7 @@ def route(folders: Sequence[str], labs: Dict[int, Lab], graded: Sequence[int]) -
             noise = [p for p in shown.split("/")[:-1] if p in NOISE]
             if noise or shown.endswith(ARCHIVES):
                 if noise:
-                    r.ignored.append((shown, f"{noise[0]}/ is not lab work"))
+                    r.ignored.append((shown, "not lab work (a folder of the kit's own, or of a tool)"))
                 continue
             lab, rank, why = lab_of(shown, path, labs)
             base = os.path.basename(shown)
@@ -154,11 +156,11 @@ def ignored_lines(ignored: List[Tuple[str, str]]) -> List[str]:
         folder = "/".join(shown.split("/")[:noise + 1]) + "/" if noise is not None else os.path.dirname(shown)
         groups.setdefault((folder, why), []).append(shown)
     out = []
-    for (folder, why), shown in groups.items():
-        if len(shown) > NAMED or folder.endswith("/"):
-            what = f"{folder.rstrip('/')}/ ({len(shown)} files)" if len(shown) > 1 else shown[0]
+    for (folder, why), names in groups.items():
+        if len(names) > NAMED or folder.endswith("/"):
+            what = f"{folder.rstrip('/') or '.'}/ ({len(names)} files)" if len(names) > 1 else names[0]
         else:
-            what = ", ".join(shown)
+            what = ", ".join(names)
         out.append(f"ignored {what}: {why}")
     return out
 

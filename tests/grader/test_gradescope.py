@@ -46,6 +46,11 @@ def unpacked_bundle(top: Path, *options: str) -> tuple[Path, list[str], str]:
     return root, names, made
 
 
+def lab_files(lab: Path) -> list[str]:
+    """The files LAB's FILES lists (its lines but comments)."""
+    return [ln for ln in (lab / "FILES").read_text().splitlines() if ln and not ln.startswith("#")]
+
+
 def fresh_submission(root: Path) -> Path:
     sub = root / "submission"
     shutil.rmtree(sub, ignore_errors=True)
@@ -77,8 +82,7 @@ class Upload(KitCase):
     @classmethod
     def setUpClass(cls) -> None:
         cls.root, _, cls.made = unpacked_bundle(cls.class_tmp("rdmalab-gradescope-upload."))
-        manifest = KIT / f"labs/lab{LAB}/FILES"
-        cls.files = [ln for ln in manifest.read_text().splitlines() if ln and not ln.startswith("#")]
+        cls.files = lab_files(KIT / f"labs/lab{LAB}")
 
     def submit(self, layout: str) -> None:
         submit_lab0(self.root, layout, self.files, self.tmp())
@@ -104,12 +108,25 @@ class Upload(KitCase):
         (self.root / "submission/notes.txt").write_text("my notes\n")
         out = self.dry_run().splitlines()
         graded = [ln for ln in out if ln.startswith("graded: ")]
-        files = [ln for ln in (KIT / "labs/lab3/FILES").read_text().splitlines() if ln and not ln.startswith("#")]
+        files = lab_files(KIT / "labs/lab3")
         self.assertEqual([f"graded: labs/lab3/{f}" for f in files], graded)
         self.assertIn("grading lab(s) 3", out)
         ignored = "\n".join(ln for ln in out if ln.startswith("ignored "))
         for f in ("notes.txt", "labs/lab3/FILES", "labs/lab3/msg.c"):
             self.assertIn(f, ignored, f"{f} is not listed as ignored, with why")
+
+    def test_an_upload_of_a_whole_kit_grades_its_labs_files_and_lists_its_other_folders_in_a_line_each(self) -> None:
+        kit = fresh_submission(self.root) / "rdmalab"
+        kit.mkdir()
+        run(["bash", "-c", 'git archive HEAD | tar -x -C "$1"', "-", kit])
+        out = self.dry_run().splitlines()
+        graded = [ln for ln in out if ln.startswith("graded: ")]
+        every = [f"graded: labs/{d.name}/{f}" for d in sorted((KIT / "labs").glob("lab[0-9]*"))
+                 for f in lab_files(d)]
+        self.assertEqual(sorted(every), sorted(graded))
+        self.assertIn("ignored rdmalab/framework/ (", "\n".join(out))
+        ignored = [ln for ln in out if ln.startswith("ignored ")]
+        self.assertLess(len(ignored), 30, "\n".join(ignored))
 
     def test_making_the_bundle_prints_the_settings_to_make_with_the_docs_figures(self) -> None:
         figures = (KIT / "docs/figures.tsv").read_text()
@@ -170,8 +187,7 @@ class Bundle(KitCase):
         print(f"setup.sh (builds the kit; RDMALAB_CACHE={cache})")
         run(["bash", "./setup.sh"], cwd=cls.root / "source", env=cls.env, timeout=3600)
         shutil.copy(cls.root / "source/run_autograder", cls.root / "run_autograder")
-        manifest = cls.root / f"source/rdmalab/labs/lab{LAB}/FILES"
-        cls.files = [ln for ln in manifest.read_text().splitlines() if ln and not ln.startswith("#")]
+        cls.files = lab_files(cls.root / f"source/rdmalab/labs/lab{LAB}")
 
     def submit(self, layout: str) -> None:
         submit_lab0(self.root, layout, self.files, self.tmp())
