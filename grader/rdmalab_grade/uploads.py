@@ -1,13 +1,14 @@
-"""uploads: an upload's files routed to their labs (the Gradescope bundle).
+"""uploads: an upload's files routed to their labs (Gradescope, PrairieLearn).
 
 A platform's upload may be a kit tree, a labs/ tree, labN/ folders or
 loose files. Each file's lab comes from its path: the last labN folder in
-it. A file in no labN folder goes to the only graded lab that has a file of
-its name (labs/labN), or, for a name several labs have (msg.c, teardown.c),
-to the only one whose header it includes; otherwise it is refused. Only
-the files labs/labN/FILES lists are graded; every other file is listed,
-with why, in the notes students see. run_autograder asks for this with
-rdmalab-grade --route.
+it. A file in no labN folder goes to the only lab that has a file of its
+name (labs/labN), or, for a name several labs have (msg.c, teardown.c), to
+the only one of them graded, else to the only one whose header it
+includes; otherwise it is refused. Only the files labs/labN/FILES lists
+are graded; every other file is listed, with why, in the notes students
+see. Gradescope's run_autograder and
+PrairieLearn's entrypoint ask for this with rdmalab-grade --route.
 """
 
 from __future__ import annotations
@@ -69,10 +70,11 @@ def named(numbers: Sequence[int]) -> str:
     return ("Labs " if len(numbers) > 1 else "Lab ") + ", ".join(str(n) for n in numbers)
 
 
-def lab_of(shown: str, path: str, labs: Dict[int, Lab]) -> Tuple[Optional[int], int, str]:
+def lab_of(shown: str, path: str, labs: Dict[int, Lab], graded: Sequence[int]) -> Tuple[Optional[int], int, str]:
     """The lab of the file SHOWN (at PATH) among every lab of the kit, LABS,
     and how sure (2 or 3: its folder, under labs/ or not; 0: its name), or
-    None and why not."""
+    None and why not. A name several labs have goes to the only one of
+    them GRADED, else to the only one whose header it includes."""
     parts = shown.split("/")
     folders = [int(m.group(1)) for p in parts[:-1] for m in [_LAB_FOLDER.fullmatch(p)] if m]
     if folders:
@@ -81,12 +83,14 @@ def lab_of(shown: str, path: str, labs: Dict[int, Lab]) -> Tuple[Optional[int], 
     have = sorted(n for n, lab in labs.items() if base in lab.names)
     if not have:
         return None, 0, "not a file of any lab"
-    if len(have) == 1:
-        return have[0], 0, ""
-    including = [n for n in have if includes(path, f"lab{n}.h")]
+    asked = [n for n in have if n in graded]
+    for among in (have, asked):
+        if len(among) == 1:
+            return among[0], 0, ""
+    including = [n for n in (asked or have) if includes(path, f"lab{n}.h")]
     if len(including) == 1:
         return including[0], 0, ""
-    where = " or ".join(f"lab{n}/" for n in have)
+    where = " or ".join(f"lab{n}/" for n in (asked or have))
     return None, 0, f"{named(have)} each have a {base}: put it in its {where} folder"
 
 
@@ -113,7 +117,7 @@ def route(folders: Sequence[str], labs: Dict[int, Lab], graded: Sequence[int]) -
                 if noise:
                     r.ignored.append((shown, "not lab work (a folder of the kit's own, or of a tool)"))
                 continue
-            lab, rank, why = lab_of(shown, path, labs)
+            lab, rank, why = lab_of(shown, path, labs, graded)
             base = os.path.basename(shown)
             if lab is None:
                 r.ignored.append((shown, why))
@@ -172,6 +176,16 @@ def lay_out(kit: str, r: Routing, dest: str) -> None:
         shutil.copyfile(path, os.path.join(dest, target))
 
 
+def nothing_graded(labs: Dict[int, Lab], graded: Sequence[int]) -> str:
+    """Why nothing of a submission can be graded, and what to submit."""
+    if len(graded) == 1:
+        n = graded[0]
+        return f"no file of Lab {n} in the submission: upload your labs/lab{n}/ files ({' '.join(labs[n].graded)})"
+    lines = [f"labs/lab{n}/: {' '.join(labs[n].graded)}" for n in graded]
+    return ("no lab files found in the submission. Submit your labs/ folder (or labN/ folders) with the files "
+            "you edit: " + "; ".join(lines))
+
+
 def main(kit: str, argv: List[str]) -> int:
     """rdmalab-grade --route N[,N]|all DEST FOLDER...: print what is graded
     and what ignored (the notes), lay DEST out, and the last line
@@ -191,9 +205,7 @@ def main(kit: str, argv: List[str]) -> int:
     for line in ignored_lines(r.ignored):
         print(line)
     if not r.chosen:
-        lines = [f"labs/lab{n}/: {' '.join(every[n].graded)}" for n in wanted]
-        print("no lab files found in the submission. Submit your labs/ folder (or labN/ folders) with the files "
-              "you edit: " + "; ".join(lines), file=sys.stderr)
+        print(nothing_graded(every, wanted), file=sys.stderr)
         return 1
     lay_out(kit, r, argv[1])
     graded = wanted if argv[0] != "all" else r.labs()
