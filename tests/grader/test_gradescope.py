@@ -221,5 +221,8 @@ class Bundle(KitCase):
         self.assertEqual([], [t.get("name") for t in r["tests"] if not keys <= set(t)],
                          "tests of results.json lacking one of name, score, max_score, status, output, visibility")
         self.assertEqual(full_points(LAB), r["score"], f"Lab {LAB}'s solution did not score its rubric")
+        # The student sees which files were graded and which ignored, first.
+        self.assertTrue(r.get("output", "").startswith("graded: "), r.get("output", "")[:300])
+        self.assertIn("ignored notes.c: ", r["output"])
         print(f"ok: bundle, setup.sh, Lab {LAB} solution as loose files scored "
               f"{r['score']}/{full_points(LAB)}")
