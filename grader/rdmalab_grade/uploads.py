@@ -106,8 +106,8 @@ def includes(path: str, header: str) -> bool:
 def route(folders: Sequence[str], labs: Dict[int, Lab], graded: Sequence[int]) -> Routing:
     """Each file of FOLDERS (shown by its path below its folder) routed to
     labN/NAME of LABS (every lab of the kit) when lab N is one of GRADED, or
-    ignored with why. Of two files for one target, the
-    surer (a labN folder, under labs/) wins, then the first by name."""
+    ignored with why. Of two files for one target, the surer (a labN
+    folder, under labs/) wins, then the first by name."""
     r = Routing()
     for top in folders:
         for path in files_of(top):
@@ -121,6 +121,8 @@ def route(folders: Sequence[str], labs: Dict[int, Lab], graded: Sequence[int]) -
             base = os.path.basename(shown)
             if lab is None:
                 r.ignored.append((shown, why))
+            elif lab not in labs:
+                r.ignored.append((shown, f"the kit has {named(sorted(labs))}, no Lab {lab}"))
             elif lab not in graded:
                 r.ignored.append((shown, f"a file of Lab {lab}, and this assignment grades {named(graded)}"))
             elif base not in labs[lab].graded:
