@@ -145,6 +145,9 @@ TEST_EXTRAS += --beside "vm: UML boots and Lab 0's solution passes on CPUs of ot
 	"cases tests.vm.test_cpus"
 TEST_EXTRAS += --extra "make: the fragments (mk/*.mk) define the same in any order" \
 	"cases tests.make.test_fragments"
+# Every script a user may run, found in the tree: seconds, no guest.
+TEST_EXTRAS += --extra "scripts: each answers -h and --help, and refuses an unknown option with exit 2" \
+	"cases tests.make.test_help"
 # The kit's Python, every file found when it runs (scripts/deps' part check
 # installs the tools): a second or two each.
 TEST_EXTRAS += --extra "python: pyflakes and mypy find nothing in the kit's Python" \

@@ -2,7 +2,9 @@
 #
 #   make gradescope [LAB=N[,N]]   build/gradescope.zip: setup.sh and
 #                  run_autograder at its top, and the kit (the student
-#                  handout, with the grader); LAB: grade only these labs
+#                  handout, with the grader); LAB: grade only these labs.
+#                  It prints the settings to make on the assignment's
+#                  Gradescope page (timeout, memory, CPU, base image)
 #
 # tests/grader/test_gradescope.py runs the bundle on a fake /autograder.
 

@@ -11,6 +11,7 @@
 # AUTOGRADER_ROOT/cache: the kernels and the guest root), RDMALAB_GUEST_SUITE
 # (default trixie: the guest root's Debian release), RDMALAB_DEBIAN_SUITE
 # (default trixie: where the QEMU VM's kernel comes from on Ubuntu).
+case ${1-} in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; ?*) echo "usage: setup.sh (no arguments; -h for help)" >&2; exit 2 ;; esac
 set -euo pipefail
 
 root=${AUTOGRADER_ROOT:-/autograder}

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import List, NoReturn, Tuple
 
-from . import course, intake, publish, run, sandbox
+from . import course, intake, publish, run, sandbox, uploads
 from .batch import Batch, Log, Submission
 from .build import build_all, test_programs
 from .settings import BadSetting, Settings, StudentLimits, from_environment, graded_text, kit_commit
@@ -67,6 +67,8 @@ def main(argv: List[str], usage: str) -> int:
     try:
         if argv[:1] == ["--inside"]:
             return inside_main(argv[1:])
+        if argv[:1] == ["--route"]:
+            return uploads.main(kit_dir(), argv[1:])
         opts = parse(argv, usage, kit_dir())
         batch, box, lowered = settle(opts, usage, kit_dir())
         return grade(batch, box, lowered)

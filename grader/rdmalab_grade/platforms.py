@@ -13,7 +13,7 @@ from . import jsontext
 from .jsontext import number
 from .model import BadInput, Record, Submission, lab_status
 from .report import about, output, status, title, unsafe_note
-from .texts import lines
+from .texts import cut, lines
 
 # --- Gradescope -----------------------------------------------------------------
 
@@ -147,9 +147,10 @@ def _rerun(r: Record) -> str:
 
 
 def _brief(r: Record) -> str:
-    """The first line of what went wrong, at most 200 characters."""
+    """The first line of what went wrong, at most 200 characters, cut
+    after a word."""
     first = lines(output(r))
-    return (first[0] if first else "")[:BRIEF]
+    return cut(first[0] if first else "", BRIEF)
 
 
 def _classroom_test(name: str, status: str, score: float, message: str, code: str, ms: float) -> dict[str, Any]:
@@ -171,7 +172,7 @@ def classroom_json(s: Submission) -> str:
         tests = [_classroom_test(f"grading {s.name}", "error", 0, f"UNGRADABLE: {s.ungradable}", "", 0)]
     else:
         state = "pass" if s.unsafe is None and all(r.passed for r in s.records) else "fail"
-        tests = [_classroom_test("sandbox", "fail", 0, unsafe_note(s)[:BRIEF], "", 0)] if s.unsafe is not None else []
+        tests = [_classroom_test("sandbox", "fail", 0, cut(unsafe_note(s), BRIEF), "", 0)] if s.unsafe is not None else []
         tests += [
             _classroom_test(title(r) + _points(r), "pass" if r.passed else "fail", r.points, _brief(r), _rerun(r), r.ms)
             for r in s.records

@@ -312,10 +312,14 @@ MODES: dict[str, Callable[[list[str]], int]] = {
 def main(argv: list[str] | None = None) -> int:
     """scripts/results MODE ARGS...: the mode's exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] in (["-h"], ["--help"]):
+        sys.stdout.write(USAGE)
+        return 0
     mode = MODES.get(args.pop(0) if args else "")
     try:
         if mode is None:
-            raise Usage()
+            sys.stderr.write(f"usage: scripts/results {'|'.join(MODES)} ARGS... (-h for help)\n")
+            return 2
         return mode(args)
     except Usage:
         sys.stderr.write(USAGE)

@@ -46,6 +46,16 @@ def clip(line: str) -> str:
     return line[:CLIP] + "..." if len(line) > CLIP else line
 
 
+def cut(text: str, most: int) -> str:
+    """TEXT in at most MOST characters: whole, or cut after a word with
+    "..." (never mid-word, unless one word is over half of MOST)."""
+    if len(text) <= most:
+        return text
+    head = text[:most - 3]
+    space = head.rfind(" ")
+    return (head[:space] if space > most // 2 else head).rstrip() + "..."
+
+
 def is_note(line: str) -> bool:
     """Whether LINE is the note a stub's step prints, which tests/case.c adds
     to a failure's message ("step 3 not implemented", and where to read)."""

@@ -209,6 +209,17 @@ class TheReportStep(KitCase):
         self.assertTrue(first["message"].startswith("UNSAFE: ") and "root (it runs as uid 1000)" in first["message"],
                         first["message"])
 
+    def test_a_long_failure_message_is_cut_after_a_word_and_says_so(self) -> None:
+        line = "step 2: " + "lab3: connection lost: the receiver disconnected; " * 6
+        d = self.made_student("long", {"graded": "Lab 3", "unsafe": None, "ungradable": None, "seconds": 1},
+                              [{"lab": 3, "step": 0, "test": "t", "result": "FAIL", "points": 0, "max": 2,
+                                "message": line, "skipped_because": None, "said": "", "ms": 1}], "long: 0/2 points")
+        message = self.check(d)["tests"][0]["message"]
+        self.assertTrue(message.endswith("..."), f"a cut message ends with ...: {message!r}")
+        kept = message[:-3]
+        self.assertTrue(line.startswith(kept) and line[len(kept)] in " ;",
+                        f"the message is cut mid-word: {message[-30:]!r}")
+
     def test_every_lab_failing_with_the_longest_messages_fits_one_variable(self) -> None:
         long = "x" * 600
         text = "\n".join(f"{i} {long}" for i in range(30))
