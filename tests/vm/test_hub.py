@@ -162,9 +162,10 @@ class HubSwitch(KitCase):
         self.assertEqual(1, self.hub.stop().get("dropped_not_its_address"))
 
 
-class HubGuests(KitCase):
-    """Two User-Mode Linux guests on one hub: the course's receiver and a
-    student's reference sender."""
+class HubGuestCase(KitCase):
+    """A hub, the course's receiver in a User-Mode Linux guest on it, and a
+    student's reference sender in a guest that RUNNER boots (no case of
+    its own: tests.vm.test_hub_qemu's guest is QEMU's)."""
 
     @classmethod
     def setUpClass(cls) -> None:
@@ -211,12 +212,14 @@ class HubGuests(KitCase):
         self.receiver_said = said
         return guest
 
-    def test_a_students_guest_earns_its_key_from_the_receivers_guest_through_the_hub(self) -> None:
+    def earns_its_key(self, runner: str) -> None:
+        """alice's guest, booted by RUNNER on the hub, sends a file to the
+        receiver's guest and earns the key of alice under its secret."""
         self.start_receiver()
         payload = self.dir / "file"
         payload.write_bytes(os.urandom(300_001))
         t0 = time.monotonic()
-        sent = run([UML_RUN, "--timeout", "300", "--hub", spec(self.sessions, self.hub.port, "alice"), "--",
+        sent = run([runner, "--timeout", "300", "--hub", spec(self.sessions, self.hub.port, "alice"), "--",
                     SENDER, "--server", f"{RECEIVER_ADDR}:{RECEIVER_PORT}", "--file", payload, "--id", "alice"],
                    status=None, timeout=300, merge=False)
         took = time.monotonic() - t0
@@ -228,6 +231,13 @@ class HubGuests(KitCase):
         counts = self.hub.stop()
         self.assertGreater(counts.get("frames_in", 0), 200, f"the transfer did not cross the hub: {counts}")
         print(f"  (the student's guest: boot and transfer in {took:.1f} s; hub: {counts})")
+
+
+class HubGuests(HubGuestCase):
+    """Two User-Mode Linux guests on one hub."""
+
+    def test_a_students_guest_earns_its_key_from_the_receivers_guest_through_the_hub(self) -> None:
+        self.earns_its_key(UML_RUN)
 
     def test_a_frame_with_a_wrong_cookie_does_not_reach_the_receivers_guest(self) -> None:
         # An ARP for the receiver, from alice's session with a cookie one bit
