@@ -257,9 +257,10 @@ class HubGuests(HubGuestCase):
             peer.recv(65535)
         # The same ARP with the issued cookie is answered: the case can fail.
         peer.sendto(L2TP.pack(0x30000, ALICE, good) + frame, ("127.0.0.1", self.hub.port))
-        # The guest's own multicast (IPv6) may come first: the ARP reply within 2 s.
-        kinds = []
-        while struct.pack("!H", 0x0806) not in kinds:
-            kinds.append(peer.recv(65535)[L2TP.size + 12:L2TP.size + 14])
+        # The guest's own multicast (IPv6) and beacon (an ARP request) may
+        # come first: an ARP reply (type 0806, operation 2) within 2 s each.
+        reply = struct.pack("!HHHBBH", 0x0806, 1, 0x0800, 6, 4, 2)
+        while peer.recv(65535)[L2TP.size + 12:L2TP.size + 22] != reply:
+            pass
 
         self.assertEqual(1, self.hub.stop().get("dropped_bad_cookie"))
