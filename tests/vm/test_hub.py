@@ -71,6 +71,7 @@ def issue_sessions(folder: Path) -> Path:
     course = run([HUB, "issue", "--role", "receiver", "--first", str(COURSE), "course"]).stdout
     students = run([HUB, "issue", "--first", str(ALICE), "alice", "bob"]).stdout
     path.write_text(course + students)
+    path.chmod(0o600)
     return path
 
 
