@@ -135,6 +135,15 @@ vm-smoke:
 	@vm/run-rdma --mode vm -- sh -c '$(BUILD)/tests/rdma/test_smoke && $(BUILD)/tests/rdma/test_receiver_steps'
 TEST_EXTRAS += --extra "vm/uml-run: status, output, shares, timeout, a dying guest, --host-uid" \
 	"cases tests.vm.test_uml_run"
+# The course's hub (vm/hub): two User-Mode Linux guests on it, a student's
+# Lab 3 sender earning its key from the receiver's guest; the switch's
+# security (cookies, no student to student) from this process.
+TEST_EXTRAS += --extra "vm/hub: a student's guest earns its Lab 3 key from the receiver's guest through the hub; wrong cookies and student-to-student frames dropped" \
+	"cases tests.vm.test_hub"
+# The same from a QEMU guest (its own L2TPv3 code): one boot under software
+# emulation, about 15 s, beside the rest.
+TEST_EXTRAS += --beside "vm/hub: a QEMU guest earns its Lab 3 key from a User-Mode Linux receiver through the hub" \
+	"cases tests.vm.test_hub_qemu"
 # The real kernel's proof (QEMU, software-emulated here: about 7 min), in
 # the lane beside the rest: it writes only build/test-native.
 TEST_EXTRAS += --beside "native mode on a real kernel (the QEMU guest): every lab's solution passes and its stub fails, make demo and make grade" \

@@ -444,6 +444,9 @@ def main(argv: list[str]) -> int:
     os.environ.setdefault("CK_FORK", "yes")
     # Where RDMA runs, for every test it starts (vm/run-rdma reads it).
     os.environ["RDMALAB_MODE"] = o.mode
+    # A student's course hub (vm/hub) is for their Lab 3 runs: the tests'
+    # guests stay off it (tests/vm/test_hub.py gives its own a hub of its own).
+    os.environ.pop("RDMALAB_HUB", None)
     t = Tally()
     t_start = time.monotonic()
     with tempfile.NamedTemporaryFile(prefix="rdmalab-guests-") as ev, \
