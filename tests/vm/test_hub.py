@@ -195,7 +195,7 @@ class HubGuestCase(KitCase):
         """The course's receiver in its guest, once it listens on its hub
         address."""
         guest = subprocess.Popen([UML_RUN, "--timeout", "300", "--hub", spec(self.sessions, self.hub.port, "course"),
-                                  "--", str(RECEIVER), "--secret-file", str(self.secret),
+                                  "--", str(RECEIVER), "--secret-file", str(self.secret), "--tokens",
                                   "--results", str(self.dir / "results.jsonl"), "-p", str(RECEIVER_PORT), RECEIVER_ADDR],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.addCleanup(stop_if_running, guest)
@@ -213,22 +213,42 @@ class HubGuestCase(KitCase):
         self.receiver_said = said
         return guest
 
+    def token_of(self, student: str) -> str:
+        """STUDENT's token under the class's secret (rdmalab-receiver --make-tokens)."""
+        roster = self.dir / "roster.csv"
+        roster.write_text(f"id,name\n{student},A Student\n")
+        made = run([RECEIVER, "--secret-file", self.secret, "--make-tokens", roster], merge=False)
+        return made.stdout.strip().splitlines()[1].split(",")[1]
+
+    def verified(self, keys: str) -> str:
+        """The class's keys (id,key lines) checked in one batch
+        (rdmalab-receiver --verify-file, exit 1: one is not OK): its CSV."""
+        handed_in = self.dir / "keys.csv"
+        handed_in.write_text(keys)
+        checked = run([RECEIVER, "--secret-file", self.secret, "--verify-file", handed_in], status=1, merge=False)
+        return checked.stdout
+
     def earns_its_key(self, runner: str) -> None:
         """alice's guest, booted by RUNNER on the hub, sends a file to the
-        receiver's guest and earns the key of alice under its secret."""
+        class receiver's guest (class mode: ID:TOKEN) and earns the key of
+        alice under its secret, verified in a batch with a classmate's
+        wrong one."""
         self.start_receiver()
+        token = self.token_of("alice")
         payload = self.dir / "file"
         payload.write_bytes(os.urandom(300_001))
         t0 = time.monotonic()
         sent = run([runner, "--timeout", "300", "--hub", spec(self.sessions, self.hub.port, "alice"), "--",
-                    SENDER, "--server", f"{RECEIVER_ADDR}:{RECEIVER_PORT}", "--file", payload, "--id", "alice"],
+                    SENDER, "--server", f"{RECEIVER_ADDR}:{RECEIVER_PORT}", "--file", payload, "--id", f"alice:{token}"],
                    status=None, timeout=300, merge=False)
         took = time.monotonic() - t0
         said = sent.stdout + sent.stderr + "receiver:\n" + "".join(self.receiver_said)
         self.assertEqual(0, sent.returncode, said)
         key = sent.stdout.strip().splitlines()[-1].split()[-1]
-        verified = run([RECEIVER, "--secret-file", self.secret, "--verify", "alice", key], status=None)
-        self.assertEqual(0, verified.returncode, f"key {key}: {verified.stdout}\n{said}")
+        checked = self.verified(f"id,key\nalice,{key}\nbob,{key}\n").splitlines()
+        self.assertEqual(checked[0], "id,verdict,detail")
+        self.assertEqual([line.split(",")[:2] for line in checked[1:]], [["alice", "OK"], ["bob", "BAD"]],
+                         f"key {key}: {checked}\n{said}")
         counts = self.hub.stop()
         self.assertGreater(counts.get("frames_in", 0), 200, f"the transfer did not cross the hub: {counts}")
         print(f"  (the student's guest: boot and transfer in {took:.1f} s; hub: {counts})")
