@@ -76,12 +76,15 @@ class BuildOutcome:
 class RunOutcome:
     """WORK/NAME/run.json: a submission's tests where RDMA works. graded:
     every lab that built was tested; infra: why not; unsafe: what the
-    sandbox lacked there (--unsafe)."""
+    sandbox lacked there (--unsafe); lab_errors: the labs whose tests the
+    grader failed, not the student's code, each with why in one line
+    (run.grader_failed)."""
 
     graded: bool = False
     seconds: int = 0
     infra: str = ""
     unsafe: str = ""
+    lab_errors: Dict[str, str] = field(default_factory=dict)
 
 
 def write_json(path: str, doc: Any) -> None:

@@ -12,7 +12,9 @@ class is a folder of such submissions, one folder each. The formats:
   rubric line: {"lab":3,"step":1,"test":"...","max":1,"needs":null|6,"receiver":null|"..."}
   submission:  {"name","made","graded","source","intake": texts,
                 "unsafe": null|"what the sandbox lacked" (rdmalab-grade --unsafe),
-                "ungradable": null|"why", "seconds": null|N}
+                "ungradable": null|"why", "seconds": null|N,
+                "lab_errors" (only when some): {"2": "why the grader, not the
+                student's code, failed lab 2"}}
 
 points are earned (0 unless the test passed), message says why it did not
 pass, said is what its processes printed, ms how long it took. Numbers are
@@ -206,7 +208,13 @@ def is_submission(v: Any) -> bool:
         and _text_or_null(v, "unsafe")
         and _text_or_null(v, "ungradable")
         and (v.get("seconds") is None or is_number(v.get("seconds")))
+        and _lab_errors(v.get("lab_errors"))
     )
+
+
+def _lab_errors(v: Any) -> bool:
+    """Whether V is lab_errors (absent, or {"2": "why the grader failed"})."""
+    return v is None or (isinstance(v, dict) and all(isinstance(x, str) for x in v.values()))
 
 
 def submission_of(v: dict[str, Any], records: list[Record]) -> Submission:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from . import model, results, sandbox
 from .batch import Log, Submission, read_build, read_run
@@ -52,17 +52,22 @@ def submission_json(settings: Settings, sub: Submission, made: str, ungradable: 
     """What SUB is, as one JSON line: its name, when and what was graded,
     the files taken (or the batch's --source), the intake's note, what the
     sandbox lacked where its code ran (--unsafe; null when nothing), why it
-    could not be graded (null when it was), and the seconds its builds and
-    tests took."""
+    could not be graded (null when it was), the seconds its builds and
+    tests took, and, only when some, the labs whose grading failed through
+    the grader's fault, not the student's (lab_errors: {"2": "why"};
+    run.grader_failed)."""
     w = sub.work(settings)
     run = read_run(w)
     seconds: Optional[int] = None
     if not ungradable:
         seconds = read_build(w).seconds + (run.seconds if run else 0)
-    doc = {"name": sub.name, "made": made, "graded": settings.graded,
-           "source": settings.source or files_taken(sub.taken), "intake": sub.intake,
-           "unsafe": (run.unsafe if run else "") or None, "ungradable": ungradable or None,
-           "seconds": seconds}
+    doc: Dict[str, object] = {
+        "name": sub.name, "made": made, "graded": settings.graded,
+        "source": settings.source or files_taken(sub.taken), "intake": sub.intake,
+        "unsafe": (run.unsafe if run else "") or None, "ungradable": ungradable or None,
+        "seconds": seconds}
+    if run and run.lab_errors and not ungradable:
+        doc["lab_errors"] = dict(run.lab_errors)
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
@@ -126,6 +131,12 @@ def outcome_reason(settings: Settings, sub: Submission, batch_infra: str) -> str
         f"the test run did not finish (see {os.path.join(settings.out, 'grade.log')})"
 
 
+def lab_errors(settings: Settings, sub: Submission) -> Dict[str, str]:
+    """The labs of SUB the grader failed (run.json's lab_errors)."""
+    run = read_run(sub.work(settings))
+    return dict(run.lab_errors) if run else {}
+
+
 def publish(settings: Settings, sub: Submission, batch_infra: str, log: Log) -> bool:
     """DIR/NAME from SUB's results, or SUB marked ungradable without
     overwriting an earlier good result. False when it could not grade."""
@@ -135,6 +146,8 @@ def publish(settings: Settings, sub: Submission, batch_infra: str, log: Log) -> 
     if not reason:
         reason = put_graded(settings, sub, dest, now)
         if not reason:
+            for lab, why in sorted(lab_errors(settings, sub).items()):
+                log.say(f"rdmalab-grade: {sub.name}: lab {lab}: THE GRADER FAILED: {why}")
             return True
     log.say(f"rdmalab-grade: {sub.name}: UNGRADABLE: {reason}")
     if earlier_graded(dest):
