@@ -335,20 +335,25 @@ def grade(batch: Batch, box: sandbox.Sandbox, lowered: str, plan: preflight.Plan
     status = checked(batch, plan, batch_infra, log)
     for sub in students if status != REFUSED else ():
         if not publish.publish(s, sub, batch_infra, log):
-            status = UNGRADABLE
-        elif publish.lab_errors(s, sub) and status == GRADED:
-            status = GRADER_FAILED
+            status = worst(status, UNGRADABLE)
+        elif publish.lab_errors(s, sub):
+            status = worst(status, GRADER_FAILED)
     # The class: every student with results in DIR, graded now or before.
     if s.class_pages and status != REFUSED:
         written, said = publish.class_pages(s)
         log.say(said)
-        status = status or (GRADED if written else UNGRADABLE)
+        status = status if written else worst(status, UNGRADABLE)
         log.say(f"{PROG}: the class: {s.out}/class.html (and class.csv, summary.txt)")
     log.say(f"{PROG}: done in {int(time.monotonic() - started)} s")
     log.close()
     if uids:
         uids.close()
     return status
+
+
+def worst(status: int, other: int) -> int:
+    """Of two exit statuses, the one the grader exits with: the lower, but 0."""
+    return min(status, other) if status and other else status or other
 
 
 def checked(batch: Batch, plan: preflight.Plan, batch_infra: str, log: Log) -> int:
