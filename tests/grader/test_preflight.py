@@ -191,10 +191,9 @@ def plant(folder: Path, file: str, old: str, new: str) -> None:
     text = path.read_text()
     if text.count(old) != 1:
         raise AssertionError(f"{path}: expected {old!r} once, to plant a mistake")
+    # Written now: newer than the kit's objects copied (cp -a keeps their
+    # times), so the grader's build of the kit makes them again.
     path.write_text(text.replace(old, new))
-    # Newer than every object made of it: make builds it again.
-    later = time.time() + 1
-    os.utime(path, (later, later))
 
 
 if __name__ == "__main__":
