@@ -134,11 +134,13 @@ def kernel(kit: str, mode: str) -> str:
 def key(s: Settings, lab: int, kernel_id: str) -> str:
     """What lab LAB's verdict depends on, hashed: the kit's files it is
     graded with, where (the mode, the kernels) and how (every limit and the
-    multiplier, the rules, --unsafe)."""
+    multiplier, --unsafe). Not the rules: they only refuse a lab's files,
+    and a verdict is kept only when they were checked (keep), so it holds
+    with --no-rules too (tests/grader/run-samples' batches reuse it)."""
     h = hashlib.sha256()
     _digest(s.kit, kit_parts(s.kit, lab), h)
     how = {"lab": lab, "kernel": kernel_id, "test_seconds": s.test_seconds, "limits": asdict(s.limits),
-           "multiplier": s.multiplier, "rules": s.rules, "unsafe": s.unsafe}
+           "multiplier": s.multiplier, "unsafe": s.unsafe}
     h.update(json.dumps(how, sort_keys=True).encode())
     return h.hexdigest()[:32]
 
@@ -157,9 +159,12 @@ def cached(keys: Dict[int, str]) -> Dict[int, Verdict]:
     return found
 
 
-def keep(verdicts: List[Verdict], keys: Dict[int, str]) -> None:
-    """The ok ones of VERDICTS in the cache (a refusal is checked again
-    next time: the environment may have been mended)."""
+def keep(s: Settings, verdicts: List[Verdict], keys: Dict[int, str]) -> None:
+    """The ok ones of VERDICTS in the cache, when the rules were checked (a
+    refusal is checked again next time: the environment may have been
+    mended)."""
+    if not s.rules:
+        return
     try:
         os.makedirs(cache_dir(), exist_ok=True)
         for v in verdicts:
@@ -312,6 +317,6 @@ def verdicts(s: Settings, p: Plan, subs: Dict[str, Submission], batch_infra: str
     keys = dict(p.keys)
     reused = {v.lab: v for v in p.reused}
     fresh = [judge(s, subs, lab, batch_infra, now) for lab in keys if lab not in reused]
-    keep(fresh, keys)
+    keep(s, fresh, keys)
     every = {v.lab: v for v in [*reused.values(), *fresh, *(unchecked(lab) for lab in p.unchecked)]}
     return [replace(v, forced=p.force and not v.ok) for _, v in sorted(every.items())]
