@@ -238,8 +238,8 @@ def said(v: Verdict, out: str) -> str:
     if v.forced:
         return f"rdmalab-grade: preflight: Lab {v.lab} graded anyway (--force), every view marks it: {v.why}"
     return (f"rdmalab-grade: preflight: Lab {v.lab} not graded: {v.why}; the environment or the kit is "
-            f"broken here (see {where}/steps.out; make doctor): mend it and grade again, or pass --force "
-            "to grade it anyway, every view then marking it")
+            "broken here: mend it and grade again, or pass --force to grade it anyway, every view then "
+            f"marking it (see {where}/steps.out, and make doctor)")
 
 
 # --- DIR/preflight.json ----------------------------------------------------------------
