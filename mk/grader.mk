@@ -32,6 +32,8 @@ TEST_EXTRAS += --extra "grader: intake of links, devices, absolute and .. paths,
 	"cases tests.grader.test_intake"
 TEST_EXTRAS += --extra "grader: refuses without root or namespaces, one line; --unsafe marks every view" \
 	"cases tests.grader.test_sandbox"
+TEST_EXTRAS += --extra "grader: the preflight refuses a lab whose solution fails, --force marks it, its verdict is cached; a harness crash is the grader's failure" \
+	"cases tests.grader.test_preflight"
 # The samples last of the grader's own tests: two guests at once, they fill
 # both CPUs, so a test beside them (tests/run.py --beside, TEST_HEAVY=1's) is
 # best done by then.

@@ -35,7 +35,6 @@ class Submission:
     taken: List[str] = field(default_factory=list)
     intake: str = ""
     infra: str = ""  # why it could not be graded, found on the grader's machine
-    lab_errors: Dict[str, str] = field(default_factory=dict)  # lab: why the grader failed it
 
     def work(self, settings: Settings) -> str:
         """WORK/NAME: its tree, build logs, records and outcome files."""
@@ -78,7 +77,9 @@ class RunOutcome:
     """WORK/NAME/run.json: a submission's tests where RDMA works. graded:
     every lab that built was tested; infra: why not; unsafe: what the
     sandbox lacked there (--unsafe); kernel: that kernel's release;
-    multiplier: the limits' factor there (calibrated)."""
+    multiplier: the limits' factor there (calibrated); lab_errors: the labs
+    whose tests the grader failed, not the student's code, each with why in
+    one line (run.grader_failed)."""
 
     graded: bool = False
     seconds: int = 0
@@ -86,6 +87,7 @@ class RunOutcome:
     unsafe: str = ""
     kernel: str = ""
     multiplier: float = 0
+    lab_errors: Dict[str, str] = field(default_factory=dict)
 
 
 def write_json(path: str, doc: Any) -> None:

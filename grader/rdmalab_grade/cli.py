@@ -4,8 +4,23 @@ main() reads the options into one Settings, lays the batch out, has its
 submissions taken (intake.py) and maybe built (build.py), tested where RDMA
 works (run.py) and published (publish.py). With --inside it is the part
 that runs where RDMA works, reading the batch's settings from its file.
-Exit 0 when every submission was graded, 1 when some are ungradable, 2 on
-a usage error or when the sandbox cannot be made (and no --unsafe).
+A class (--class, or more than one submission) is preflighted first
+(preflight.py): the kit's solution and stub of each graded lab, graded as
+two more submissions of the batch, must get all and none of its points.
+
+Exit statuses:
+  0  every submission was graded (with --force, refused labs too, marked);
+  1  some submissions are ungradable (the grader or its environment could
+     not grade them at all: each says why; an earlier result is kept);
+  2  a usage error, or the sandbox cannot be made (and no --unsafe);
+  3  the preflight refused a lab (its solution missed a point, its stub
+     earned one, or the kit has no solution to check it with): one line
+     each, nothing published; mend it, or --force;
+  4  graded, but the grader failed some lab of some submission (its test
+     program crashed, was killed or ran out of the grader's limit: never
+     what the student's code can cause): submission.json's lab_errors and
+     a line each say which; grade those again.
+When two apply, the lower one (but 0) is the status.
 """
 
 from __future__ import annotations
@@ -18,12 +33,13 @@ import time
 from dataclasses import dataclass, field
 from typing import List, NoReturn, Tuple
 
-from . import course, intake, publish, run, sandbox, uploads
+from . import course, intake, preflight, publish, run, sandbox, uploads
 from .batch import Batch, Log, Submission
 from .build import build_all, test_programs
 from .settings import BadSetting, Settings, StudentLimits, from_environment, graded_text, kit_commit
 
 PROG = "rdmalab-grade"
+GRADED, UNGRADABLE, USAGE, REFUSED, GRADER_FAILED = 0, 1, 2, 3, 4
 
 
 class Stop(Exception):
@@ -36,7 +52,7 @@ class Stop(Exception):
 
 
 def die(message: str) -> NoReturn:
-    raise Stop(2, f"{PROG}: {message}")
+    raise Stop(USAGE, f"{PROG}: {message}")
 
 
 @dataclass
@@ -55,6 +71,8 @@ class Options:
     unsafe: bool = False
     submitted: str = ""
     class_views: List[Tuple[str, str]] = field(default_factory=list)
+    force: bool = False
+    preflight: bool = True
     submissions: List[str] = field(default_factory=list)
 
 
@@ -70,8 +88,8 @@ def main(argv: List[str], usage: str) -> int:
         if argv[:1] == ["--route"]:
             return uploads.main(kit_dir(), argv[1:])
         opts = parse(argv, usage, kit_dir())
-        batch, box, lowered = settle(opts, usage, kit_dir())
-        return grade(batch, box, lowered)
+        batch, box, lowered, plan = settle(opts, usage, kit_dir())
+        return grade(batch, box, lowered, plan)
     except Stop as stop:
         if stop.message:
             print(stop.message, file=sys.stderr)
@@ -95,6 +113,8 @@ SWITCHES = {
     "--no-rules": ("rules", False),
     "--no-class": ("class_pages", False),
     "--unsafe": ("unsafe", True),
+    "--force": ("force", True),
+    "--no-preflight": ("preflight", False),
 }
 
 
@@ -179,10 +199,11 @@ def where_rdma_runs(kit: str, mode: str) -> str:
     return where
 
 
-def settle(opts: Options, usage: str, kit: str) -> Tuple[Batch, sandbox.Sandbox, str]:
+def settle(opts: Options, usage: str, kit: str) -> Tuple[Batch, sandbox.Sandbox, str, preflight.Plan]:
     """The options checked, the batch's folders made and its settings
-    decided: the batch, this machine's sandbox, and the limits lowered to
-    the grader's own (prlimit's names, each with a leading space)."""
+    decided: the batch, this machine's sandbox, the limits lowered to
+    the grader's own (prlimit's names, each with a leading space), and its
+    preflight (the batch then holds its two submissions last)."""
     if not opts.submissions:
         print(f"{PROG}: no submission given", file=sys.stderr)
         print(usage, end="", file=sys.stderr)
@@ -228,13 +249,18 @@ def settle(opts: Options, usage: str, kit: str) -> Tuple[Batch, sandbox.Sandbox,
         # takes ten times as long (11 s against 1 s for Lab 3), and guests
         # building at once slow each other's tests.
         built_here=where == "native" or not box.missing, limits=limits, **env)
+    plan = preflight.plan(settings, opts.preflight and (opts.whole_class or len(named) > 1), opts.force)
+    refused = preflight.refusal_of_unchecked(plan)
+    if refused:
+        raise Stop(REFUSED, "\n".join(refused))
+    named += preflight.sources(kit) if plan.runs else []
     subs = [Submission(n, src, k, settings.student_uid(k)) for k, (n, src) in enumerate(named)]
     batch = Batch(settings, subs)
     try:
         batch.write()
     except OSError:
         die(f"cannot write {os.path.join(settings.batch_dir, 'batch.json')}")
-    return batch, box, lowered
+    return batch, box, lowered, plan
 
 
 def make_folders(out: str) -> str:
@@ -291,12 +317,18 @@ def own_limits(asked: StudentLimits) -> Tuple[StudentLimits, str]:
 
 # --- The batch, from end to end ------------------------------------------------------
 
-def grade(batch: Batch, box: sandbox.Sandbox, lowered: str) -> int:
-    """Every submission of BATCH taken, built, tested and published; the
-    class's pages. All it says goes to DIR/grade.log too."""
+def grade(batch: Batch, box: sandbox.Sandbox, lowered: str, plan: preflight.Plan) -> int:
+    """Every submission of BATCH taken, built, tested and, unless the
+    preflight refuses a lab of it (PLAN), published; the class's pages. All
+    it says goes to DIR/grade.log too. Its exit status."""
     s = batch.settings
     log = Log(os.path.join(s.out, "grade.log"))
-    log.say(f"{PROG}: {len(batch.submissions)} submission(s), {s.graded}, {s.jobs} at once, results in {s.out}")
+    students = [sub for sub in batch.submissions if not preflight.is_preflight(sub.name)]
+    log.say(f"{PROG}: {len(students)} submission(s), {s.graded}, {s.jobs} at once, results in {s.out}")
+    for v in plan.reused:
+        log.say(preflight.said(v, s.out))
+    if plan.runs:
+        log.say(f"{PROG}: preflight: the kit's solutions and stubs graded beside them, as {' and '.join(preflight.NAMES)}")
     if lowered:
         log.say(f"{PROG}: limits lowered to this process's own (prlimit's names):{lowered}")
     uids = sandbox.hold_uids(s.uid_base, lambda: log.say(
@@ -310,15 +342,17 @@ def grade(batch: Batch, box: sandbox.Sandbox, lowered: str) -> int:
         log.say(f"{PROG}: {'built' if s.built_here else 'taken'} in {int(time.monotonic() - started)} s; "
                 f"{'' if s.built_here else 'building and '}testing each (mode {s.mode})")
         batch_infra = run.run_environment(batch, log)
-    status = 0
-    for sub in batch.submissions:
+    status = checked(batch, plan, batch_infra, log)
+    for sub in students if status != REFUSED else ():
         if not publish.publish(s, sub, batch_infra, log):
-            status = 1
+            status = worst(status, UNGRADABLE)
+        elif publish.lab_errors(s, sub):
+            status = worst(status, GRADER_FAILED)
     # The class: every student with results in DIR, graded now or before.
-    if s.class_pages:
+    if s.class_pages and status != REFUSED:
         written, said = publish.class_pages(s)
         log.say(said)
-        status = status or (0 if written else 1)
+        status = status if written else worst(status, UNGRADABLE)
         log.say(f"{PROG}: the class: {s.out}/class.html (and class.csv, summary.txt)")
     log.say(work_note(s.work))
     log.say(f"{PROG}: done in {int(time.monotonic() - started)} s")
@@ -339,6 +373,30 @@ def work_note(work: str) -> str:
                 pass
     return (f"{PROG}: {work} ({size // 1048576} MiB: each submission's unpacked files, built tree and raw logs) "
             "may be deleted now: the results and logs that count are in each DIR/NAME/; the next run empties it")
+
+
+def worst(status: int, other: int) -> int:
+    """Of two exit statuses, the one the grader exits with: the lower, but 0."""
+    return min(status, other) if status and other else status or other
+
+
+def checked(batch: Batch, plan: preflight.Plan, batch_infra: str, log: Log) -> int:
+    """The preflight's verdicts said, and written (DIR/preflight.json)
+    unless one refuses a lab: REFUSED then, else GRADED. Nothing is
+    checked when the batch could not be tested at all (BATCH_INFRA)."""
+    s = batch.settings
+    if not plan.wanted or batch_infra:
+        return GRADED
+    subs = {sub.name: sub for sub in batch.submissions if preflight.is_preflight(sub.name)}
+    verdicts = preflight.verdicts(s, plan, subs, batch_infra)
+    for v in verdicts:
+        if not v.reused:
+            log.say(preflight.said(v, s.out))
+    if any(not v.ok and not v.forced for v in verdicts):
+        log.say(f"{PROG}: preflight: nothing published: no student's result changed")
+        return REFUSED
+    preflight.write(s, verdicts)
+    return GRADED
 
 
 def kit_ready(s: Settings, log: Log) -> str:

@@ -152,7 +152,7 @@ def submission_json(settings: Settings, sub: Submission, made: str, ungradable: 
     if not ungradable:
         seconds = read_build(w).seconds + (run.seconds if run else 0)
     labs = tuple(sorted(set(settings.labs) | set(e.labs)))
-    errors = {**e.errors, **sub.lab_errors}
+    errors = {**e.errors, **(lab_errors(settings, sub) if not ungradable else {})}
     doc = {"name": sub.name, "made": made,
            "graded": graded_text(labs, settings.all_labs) if e.labs else settings.graded,
            "source": settings.source or files_taken(e.taken + sub.taken), "intake": sub.intake,
@@ -226,6 +226,12 @@ def outcome_reason(settings: Settings, sub: Submission, batch_infra: str) -> str
         f"the test run did not finish (see {os.path.join(settings.out, 'grade.log')})"
 
 
+def lab_errors(settings: Settings, sub: Submission) -> Dict[str, str]:
+    """The labs of SUB the grader failed (run.json's lab_errors)."""
+    run = read_run(sub.work(settings))
+    return dict(run.lab_errors) if run else {}
+
+
 def publish(settings: Settings, sub: Submission, batch_infra: str, log: Log) -> bool:
     """DIR/NAME from SUB's results, or SUB marked ungradable without
     overwriting an earlier good result. False when it could not grade."""
@@ -238,6 +244,8 @@ def publish(settings: Settings, sub: Submission, batch_infra: str, log: Log) -> 
         if not reason:
             for line in replaced_by_nothing(before, model.read_submission(dest), settings.labs):
                 log.say(f"rdmalab-grade: {sub.name}: {line}")
+            for lab, why in sorted(lab_errors(settings, sub).items()):
+                log.say(f"rdmalab-grade: {sub.name}: lab {lab}: THE GRADER FAILED: {why}")
             return True
     log.say(f"rdmalab-grade: {sub.name}: UNGRADABLE: {reason}")
     if earlier_graded(dest):

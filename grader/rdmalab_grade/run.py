@@ -16,6 +16,7 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -167,7 +168,9 @@ def run_one(settings: Settings, box: sandbox.Sandbox, sub: Submission, slot: int
         # A lab that did not build has no tests to run: its records say so (publish.py).
         if str(lab) in built.not_built:
             continue
-        outcome.infra = run_lab(settings, box, sub, lab, run, slot)
+        outcome.infra, failed = run_lab(settings, box, sub, lab, run, slot)
+        if failed:
+            outcome.lab_errors[str(lab)] = failed
         if outcome.infra:
             break
     sandbox.remove(run)
@@ -177,13 +180,16 @@ def run_one(settings: Settings, box: sandbox.Sandbox, sub: Submission, slot: int
     write_run(w, outcome)
 
 
-def run_lab(settings: Settings, box: sandbox.Sandbox, sub: Submission, lab: int, run: str, slot: int) -> str:
+def run_lab(settings: Settings, box: sandbox.Sandbox, sub: Submission, lab: int, run: str,
+            slot: int) -> Tuple[str, str]:
     """The graded tests of lab LAB of SUB, as its uid, from its programs
     (built in RUN/tree) copied into RUN, beside the receivers its tests
     declare on slot SLOT's ports. The test program's parent writes the
     records to a file the grader opened (--results-fd), which no process
     that runs student code holds; its output goes to another. Both are in
-    W/results/labN. '' when it ran, else why not (a receiver did not start)."""
+    W/results/labN. ('', failed) when it ran, FAILED '' or why the grader
+    failed the lab (grader_failed); else (why not, '') (a receiver did not
+    start)."""
     t0 = time.monotonic()
     w = sub.work(settings)
     out = os.path.join(w, "results", f"lab{lab}")
@@ -196,13 +202,14 @@ def run_lab(settings: Settings, box: sandbox.Sandbox, sub: Submission, lab: int,
         rdir = tempfile.mkdtemp(prefix="rdmalab-receivers.", dir="/tmp")
         os.chmod(rdir, 0o755)
     except OSError:
-        return "could not make a folder for the receivers in /tmp"
-    why = ""
+        return "could not make a folder for the receivers in /tmp", ""
+    why = failed = ""
     try:
         why = receivers.start(settings, lab, slot, rdir, os.environ.get("RDMALAB_ADDR", ""))
         if not why:
-            run_tests(settings, box, sub.uid, lab, run, out, rdir)
+            rc = run_tests(settings, box, sub.uid, lab, run, out, rdir)
             sandbox.end_student(sub.uid)
+            failed = grader_failed(settings, lab, rc, os.path.join(out, "steps.jsonl"))
     finally:
         receivers.stop(settings, rdir)
     records = os.path.join(out, "steps.jsonl")
@@ -210,17 +217,64 @@ def run_lab(settings: Settings, box: sandbox.Sandbox, sub: Submission, lab: int,
         receivers.keep_logs(settings, rdir, records, out)
     sandbox.remove(rdir)
     if why:
-        return why
+        return why, ""
     print(progress(sub.name, lab, records, time.monotonic() - t0), file=sys.stderr, flush=True)
-    return ""
+    return "", failed
+
+
+def count_lines(path: str) -> int:
+    """The lines of PATH that are not blank (0 when it is not there)."""
+    try:
+        with open(path, "rb") as f:
+            return sum(1 for line in f if line.strip())
+    except OSError:
+        return 0
+
+
+def grader_failed(settings: Settings, lab: int, rc: int, records: str) -> str:
+    """'' when lab LAB's test program ended as it does whatever the
+    student's code does: status 0 or 1, a record for each test of its
+    rubric (its parent, which runs no student code, decides every result
+    and writes them all at its end: a crash or a hang of the student's code
+    is a failed test there). Else why the grader failed it, one line: the
+    program ran out of the grader's limit (124), could not be started in
+    the sandbox (125 to 127), failed itself (2: its message is in its
+    output), was killed by a signal (the harness crashed: no student code
+    runs in it, and the rules leave the student's code no way to signal
+    it), or wrote fewer records than its rubric has tests. With --no-rules
+    the student's code could kill it: never the grader's failure then."""
+    if not settings.rules:
+        return ""
+    rubric = count_lines(os.path.join(settings.kit, "build/rubric", f"lab{lab}.jsonl"))
+    wrote = count_lines(records)
+    output = f"logs/lab{lab}/steps.out"
+    if rc < 0 or rc > 128:
+        sig = -rc if rc < 0 else rc - 128
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        how = f"was killed by {name}"
+    elif rc == 124:
+        how = f"ran out of the grader's limit ({Limits(settings).lab_tests} s for the whole lab)"
+    elif rc in (125, 126, 127):
+        how = f"could not be started in the sandbox (exit {rc})"
+    elif rc not in (0, 1):
+        how = f"failed itself (exit {rc}: its message is at the end of {output})"
+    elif wrote < rubric:
+        how = f"ended (exit {rc}) with {wrote} records of the rubric's {rubric} tests"
+    else:
+        return ""
+    return (f"Lab {lab}'s test program {how}, {wrote} of {rubric} records written: the grader failed, "
+            f"not the student's code (see {output}); grade it again")
 
 
 def run_tests(settings: Settings, box: sandbox.Sandbox, uid: int, lab: int, run: str, out: str,
-              rdir: str) -> None:
+              rdir: str) -> int:
     """Lab LAB's test program, as UID: its records to OUT/steps.jsonl on a
     descriptor it is given, its output to OUT/steps.out. From the kit's
     folder, as make check runs it: a crash report names the files from
-    there."""
+    there. Its exit status (as_student's)."""
     kit = settings.kit
     env = dict(os.environ, RDMALAB_RECEIVER=os.path.join(kit, "build/bin/rdmalab-receiver"),
                RDMALAB_RECEIVERS=os.path.join(rdir, "table"), RDMALAB_TEST_TIMEOUT=str(settings.test_seconds),
@@ -233,9 +287,9 @@ def run_tests(settings: Settings, box: sandbox.Sandbox, uid: int, lab: int, run:
         with open(os.path.join(out, "steps.jsonl"), "wb") as records:
             fd = records.fileno()
             program = test_programs(lab, os.path.join(run, f"build/labs/lab{lab}/tests"))
-            sandbox.as_student(settings, box, uid, Limits(settings).lab_tests,
-                               [program, "--results-fd", str(fd)], out=output, cwd=kit, env=env,
-                               pass_fds=(fd,))
+            return sandbox.as_student(settings, box, uid, Limits(settings).lab_tests,
+                                      [program, "--results-fd", str(fd)], out=output, cwd=kit, env=env,
+                                      pass_fds=(fd,))
 
 
 def progress(name: str, lab: int, records: str, seconds: float) -> str:
