@@ -70,6 +70,7 @@ class Options:
     class_pages: bool = True
     unsafe: bool = False
     submitted: str = ""
+    submitted_from: str = ""
     class_views: List[Tuple[str, str]] = field(default_factory=list)
     force: bool = False
     preflight: bool = True
@@ -106,6 +107,7 @@ VALUED = {
     "--source": ("source", "--source needs a text"),
     "--mode": ("mode", "--mode needs auto, native, uml or vm"),
     "--submitted": ("submitted", "--submitted needs a time, YYYY-MM-DDTHH:MM:SSZ"),
+    "--submitted-from": ("submitted_from", "--submitted-from needs the platform's metadata file"),
 }
 # The switches: the field of Options each sets, and to what.
 SWITCHES = {
@@ -216,11 +218,15 @@ def settle(opts: Options, usage: str, kit: str) -> Tuple[Batch, sandbox.Sandbox,
     labs = check_labs(opts, kit, all_labs)
     if opts.name and (len(opts.submissions) != 1 or opts.whole_class):
         die("--name is for one submission, not a class")
-    if opts.submitted and (len(opts.submissions) != 1 or opts.whole_class):
+    if (opts.submitted or opts.submitted_from) and (len(opts.submissions) != 1 or opts.whole_class):
         die("--submitted is for one submission, not a class (a class's times are its files')")
+    if opts.submitted and opts.submitted_from:
+        die("--submitted and --submitted-from: give one")
     try:
         if opts.submitted:
-            course.utc_time(opts.submitted, "--submitted")
+            opts.submitted = course.any_utc_time(opts.submitted, "--submitted")
+        if opts.submitted_from:
+            opts.submitted = course.submitted_in(opts.submitted_from)
         course.class_options(opts.class_views)
     except course.BadInput as e:
         die(str(e))

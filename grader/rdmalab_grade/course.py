@@ -42,6 +42,35 @@ def utc_time(text: str, what: str) -> datetime:
         raise BadInput(f"{what} {text}: give a time as YYYY-MM-DDTHH:MM:SSZ (UTC)") from None
 
 
+def any_utc_time(text: str, what: str) -> str:
+    """TEXT, an ISO 8601 time with its zone (Z or an offset, seconds'
+    fractions allowed: "2026-12-04T13:13:00.365935-08:00", as Gradescope
+    gives it), as the time in UTC the records keep; else BadInput naming
+    WHAT."""
+    try:
+        t = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    except ValueError:
+        t = None
+    if t is None or t.tzinfo is None:
+        raise BadInput(f"{what} {text}: give a time with its zone, as YYYY-MM-DDTHH:MM:SSZ (UTC)")
+    return time_text(t)
+
+
+def submitted_in(path: str) -> str:
+    """When a platform's metadata file PATH says the submission came
+    (Gradescope's submission_metadata.json: created_at), in UTC; else
+    BadInput in one line."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise BadInput(f"--submitted-from {path}: cannot read it as JSON ({e}): give the platform's metadata file") from None
+    when = doc.get("created_at") if isinstance(doc, dict) else None
+    if not isinstance(when, str):
+        raise BadInput(f"--submitted-from {path}: no created_at in it: give Gradescope's submission_metadata.json")
+    return any_utc_time(when, f"--submitted-from {path}: created_at")
+
+
 def time_text(t: datetime) -> str:
     return t.astimezone(timezone.utc).strftime(TIME_FORMAT)
 

@@ -33,6 +33,7 @@ def gradescope_json(s: Submission) -> str:
             "unsafe": s.unsafe,
             "graded_with": s.provenance.text(),
             "labs": {number(lab): lab_status(s, lab) for lab in s.labs()},
+            "submitted": {number(lab): f.submitted for lab in s.labs() for f in [s.facts(lab)] if f is not None},
         },
         "tests": [
             {

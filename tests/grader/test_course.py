@@ -317,6 +317,30 @@ class KeptOptions(KitCase):
         self.assertIn("course.json: not the class's options", str(caught.exception))
 
 
+class SubmissionTimes(KitCase):
+    """A platform's time, in any zone, is kept in UTC; Gradescope's metadata
+    file gives it; a time without its zone, or a file without one, is one
+    line."""
+
+    def test_a_time_with_an_offset_is_kept_in_utc(self) -> None:
+        self.assertEqual("2026-12-04T21:13:00Z", course.any_utc_time("2026-12-04T13:13:00.365935-08:00", "t"))
+        self.assertEqual("2026-12-04T21:13:00Z", course.any_utc_time("2026-12-04T21:13:00Z", "t"))
+
+    def test_a_time_without_its_zone_is_refused(self) -> None:
+        with self.assertRaises(model.BadInput) as caught:
+            course.any_utc_time("2026-12-04T21:13:00", "--submitted")
+        self.assertIn("give a time with its zone", str(caught.exception))
+
+    def test_gradescopes_metadata_gives_the_time(self) -> None:
+        meta = self.tmp() / "submission_metadata.json"
+        meta.write_text('{"id": 1, "created_at": "2026-12-05T00:30:00+01:00", "users": []}')
+        self.assertEqual("2026-12-04T23:30:00Z", course.submitted_in(str(meta)))
+        meta.write_text('{"id": 1}')
+        with self.assertRaises(model.BadInput) as caught:
+            course.submitted_in(str(meta))
+        self.assertIn("no created_at in it", str(caught.exception))
+
+
 class BadInputs(KitCase):
     """A roster, keys file or preflight.json that is not what it must be
     stops the views with one line naming it."""

@@ -202,6 +202,8 @@ class Bundle(KitCase):
         # Within Gradescope's limits when this machine can make a cgroup
         # (its line says what the run used).
         self.submit("loose")
+        # Gradescope's metadata: when the student submitted, in their zone.
+        (self.root / "submission_metadata.json").write_text('{"created_at": "2026-12-04T13:13:00.365935-08:00"}')
         limits = ["tests/grader/gradescope-limits", "--"]
         probe = run([*limits, "true"], status=None)
         if probe.returncode != 0:
@@ -224,5 +226,7 @@ class Bundle(KitCase):
         # The student sees which files were graded and which ignored, first.
         self.assertTrue(r.get("output", "").startswith("graded: "), r.get("output", "")[:300])
         self.assertIn("ignored notes.c: ", r["output"])
+        # ... and the time Gradescope says it was submitted, in UTC.
+        self.assertEqual({str(LAB): "2026-12-04T21:13:00Z"}, r["extra_data"].get("submitted"))
         print(f"ok: bundle, setup.sh, Lab {LAB} solution as loose files scored "
               f"{r['score']}/{full_points(LAB)}")
