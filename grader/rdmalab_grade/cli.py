@@ -73,6 +73,7 @@ class Options:
     submitted_from: str = ""
     class_views: List[Tuple[str, str]] = field(default_factory=list)
     force: bool = False
+    preflight_only: bool = False
     preflight: bool = True
     submissions: List[str] = field(default_factory=list)
 
@@ -117,6 +118,7 @@ SWITCHES = {
     "--unsafe": ("unsafe", True),
     "--force": ("force", True),
     "--no-preflight": ("preflight", False),
+    "--preflight-only": ("preflight_only", True),
 }
 
 
@@ -206,7 +208,9 @@ def settle(opts: Options, usage: str, kit: str) -> Tuple[Batch, sandbox.Sandbox,
     decided: the batch, this machine's sandbox, the limits lowered to
     the grader's own (prlimit's names, each with a leading space), and its
     preflight (the batch then holds its two submissions last)."""
-    if not opts.submissions:
+    if opts.preflight_only and (opts.submissions or not opts.preflight or opts.force):
+        die("--preflight-only grades no submission and is the preflight: give no submission, --no-preflight or --force")
+    if not opts.submissions and not opts.preflight_only:
         print(f"{PROG}: no submission given", file=sys.stderr)
         print(usage, end="", file=sys.stderr)
         raise Stop(2)
@@ -243,19 +247,20 @@ def settle(opts: Options, usage: str, kit: str) -> Tuple[Batch, sandbox.Sandbox,
         if refusal:
             die(refusal)
     out = make_folders(opts.out)
-    named = list_submissions(opts)
+    named = list_submissions(opts) if not opts.preflight_only else []
     limits, lowered = own_limits(env.pop("limits"))
     settings = Settings(
         kit=kit, out=out, labs=labs, all_labs=all_labs, jobs=int(opts.jobs), mode=where,
         graded=graded_text(labs, all_labs), source=opts.source, rules=opts.rules,
-        class_pages=opts.class_pages, unsafe=opts.unsafe, kit_commit=kit_commit(kit),
+        class_pages=opts.class_pages and not opts.preflight_only, unsafe=opts.unsafe, kit_commit=kit_commit(kit),
         submitted=opts.submitted, class_views=tuple(opts.class_views),
         # Where this machine makes the whole sandbox too, the builds are
         # made here, before the guests boot: a build in User-Mode Linux
         # takes ten times as long (11 s against 1 s for Lab 3), and guests
         # building at once slow each other's tests.
         built_here=where == "native" or not box.missing, limits=limits, **env)
-    plan = preflight.plan(settings, opts.preflight and (opts.whole_class or len(named) > 1), opts.force)
+    wanted = opts.preflight and (opts.whole_class or len(named) > 1 or opts.preflight_only)
+    plan = preflight.plan(settings, wanted, opts.force)
     refused = preflight.refusal_of_unchecked(plan)
     if refused:
         raise Stop(REFUSED, "\n".join(refused))

@@ -244,12 +244,6 @@ def said(v: Verdict, out: str) -> str:
 
 # --- DIR/preflight.json ----------------------------------------------------------------
 
-def kit_commit(kit: str) -> str:
-    p = subprocess.run(["git", "-C", kit, "rev-parse", "HEAD"], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    return p.stdout.decode().strip() if p.returncode == 0 else "not a git checkout"
-
-
 def write(s: Settings, verdicts: List[Verdict]) -> None:
     """DIR/preflight.json: the kit, the mode and each lab's verdict, those
     of VERDICTS replacing the labs' earlier ones (labs not graded now keep
@@ -261,7 +255,7 @@ def write(s: Settings, verdicts: List[Verdict]) -> None:
     for entry in kept if isinstance(kept, list) else []:
         if isinstance(entry, dict) and isinstance(entry.get("lab"), int) and entry["lab"] not in labs:
             labs[entry["lab"]] = entry
-    doc = {"kit": kit_commit(s.kit), "mode": s.mode, "made": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    doc = {"kit": s.kit_commit, "mode": s.mode, "made": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "labs": [labs[lab] for lab in sorted(labs)]}
     tmp = path + ".new"
     with open(tmp, "w") as f:

@@ -65,6 +65,7 @@ class Preflight(KitCase):
         cls.said, cls.status, cls.seconds = {}, {}, {}
         cls.grade("fresh")
         cls.grade("again")
+        cls.grade("week0", "--preflight-only", whole=False)
         plant(cls.copy / "solutions/lab0", *PLANT)
         cls.grade("refused")
         cls.grade("forced", "--force")
@@ -83,11 +84,13 @@ class Preflight(KitCase):
         run(["rm", "-rf", cls.copy / "build/tests/unit", cls.copy / "build/tests/rdma"])
 
     @classmethod
-    def grade(cls, name: str, *options: str) -> None:
-        """The class graded into DIR=TOP/NAME, Lab 0, its preflight cached in TOP/cache."""
+    def grade(cls, name: str, *options: str, whole: bool = True) -> None:
+        """The class (WHOLE; else no submission) graded into DIR=TOP/NAME,
+        Lab 0, its preflight cached in TOP/cache."""
         t0 = time.monotonic()
+        klass = ["--class", cls.top / "class"] if whole else []
         done = run([cls.copy / GRADER, "--mode", os.environ.get("RDMALAB_MODE", "auto"), "-j", "3", "--lab", "0",
-                    "--class", "-o", cls.top / name, *options, cls.top / "class"], cwd=cls.copy,
+                    "-o", cls.top / name, *options, *klass], cwd=cls.copy,
                    env={"RDMALAB_PREFLIGHT_CACHE": str(cls.top / "cache")}, status=None, timeout=1800)
         cls.seconds[name] = time.monotonic() - t0
         cls.said[name], cls.status[name] = done.stdout, done.returncode
@@ -123,6 +126,13 @@ class Preflight(KitCase):
         self.assertFalse((self.top / "again/.work/preflight+solution").exists())
         self.assertTrue(self.preflight_json("again")["labs"][0]["reused"])
         print(f"\n  preflight of Lab 0: {self.seconds['fresh']:.1f} s checked, {self.seconds['again']:.1f} s reused")
+
+    def test_week_0s_preflight_only_grades_no_student(self) -> None:
+        self.assertEqual(self.status["week0"], 0, self.said["week0"])
+        self.assertIn("rdmalab-grade: preflight: Lab 0: the solution got", self.said["week0"])
+        self.assertTrue(self.preflight_json("week0")["labs"][0]["reused"])
+        self.assertEqual(sorted(p.name for p in (self.top / "week0").iterdir() if not p.name.startswith(".")),
+                         ["grade.log", "preflight.json"])
 
     def test_a_failing_solution_refuses_the_lab(self) -> None:
         self.assertEqual(self.status["refused"], 3, self.said["refused"])
