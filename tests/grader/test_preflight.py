@@ -88,7 +88,7 @@ class Preflight(KitCase):
         """The class (WHOLE; else no submission) graded into DIR=TOP/NAME,
         Lab 0, its preflight cached in TOP/cache."""
         t0 = time.monotonic()
-        klass = ["--class", cls.top / "class"] if whole else []
+        klass: list[str | Path] = ["--class", cls.top / "class"] if whole else []
         done = run([cls.copy / GRADER, "--mode", os.environ.get("RDMALAB_MODE", "auto"), "-j", "3", "--lab", "0",
                     "-o", cls.top / name, *options, *klass], cwd=cls.copy,
                    env={"RDMALAB_PREFLIGHT_CACHE": str(cls.top / "cache")}, status=None, timeout=1800)
