@@ -7,9 +7,10 @@ The options (the same words for rdmalab-grade and scripts/results class):
   --keys FILE         the verified keys (rdmalab-receiver --verify-file)
   --key-points P      the points an OK key adds to the total
 The rule: a lab submitted after its deadline is late by whole days, rounded
-up. Labs are taken in order; a late lab spends its days from the student's
-budget while the budget has them; a lab past what is left of the budget
-counts 0 (its points are still shown, as earned) and spends nothing.
+up (a lab not attempted is never late). Labs are taken in order; a late lab
+spends its days from the student's budget while the budget has them; a lab
+past what is left of the budget counts 0 (its points are still shown, as
+earned) and spends nothing.
 
 A class folder keeps its options (kept_options): DIR/course.json, with
 copies of the roster and keys files beside it in DIR/.course/, so that a
@@ -232,12 +233,15 @@ def days_late(submitted: str | None, deadline: datetime | None) -> int:
 
 
 def lateness(s: Submission, labs: list[float], opts: ClassOptions) -> list[Lateness]:
-    """Each of LABS's lateness for S, the budget spent in the labs' order."""
+    """Each of LABS's lateness for S, the budget spent in the labs' order. A
+    lab not attempted (no file of it, or its stubs unchanged) was handed in
+    at no time: never late."""
     used = 0
     out = []
     for lab in labs:
         facts = s.facts(lab)
-        days = days_late(facts.submitted if facts else None, opts.deadline(lab))
+        handed_in = facts is not None and facts.attempted
+        days = days_late(facts.submitted if handed_in and facts else None, opts.deadline(lab))
         if days == 0:
             out.append(ON_TIME)
         elif used + days <= opts.late_days:

@@ -317,6 +317,22 @@ class KeptOptions(KitCase):
         self.assertIn("course.json: not the class's options", str(caught.exception))
 
 
+class NotAttemptedIsNeverLate(KitCase):
+    """A lab the student did not attempt (its stubs, unchanged) spends no
+    late day, though the submission came late: their budget goes to the lab
+    they handed in."""
+
+    def test_the_budget_goes_to_the_lab_handed_in(self) -> None:
+        top = self.tmp() / "class"
+        late = "2030-01-04T00:00:01Z"
+        student(top, "s1", [built(0), record(0, 1, "lists", False), built(3), record(3, 1, "hashes", True, 2)],
+                labs={"0": facts(attempted=False, submitted=late), "3": facts(submitted=late)})  # fmt: skip
+        pages(top, "--deadline", "2030-01-02T12:00:00Z", "--late-days", "2")
+        s1 = rows(top / "class.csv")[0]
+        self.assertEqual((s1["lab0_status"], s1["lab3_status"], s1["lab3"], s1["late_days_used"]),
+                         ("not attempted", "passed; late 2 days, late days used 2", "2", "2"))  # fmt: skip
+
+
 class SubmissionTimes(KitCase):
     """A platform's time, in any zone, is kept in UTC; Gradescope's metadata
     file gives it; a time without its zone, or a file without one, is one
