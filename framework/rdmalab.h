@@ -129,7 +129,7 @@ enum rl_proto_error {
 	RL_PERR_TOO_LARGE = 6,     /* file larger than the receiver accepts */
 	RL_PERR_BUSY = 7,          /* too many connections, or memory budget spent */
 	RL_PERR_TIMEOUT = 8,       /* the peer was idle too long at one step */
-	RL_PERR_BAD_ID = 9,        /* student ID empty, too long or not printable */
+	RL_PERR_BAD_ID = 9,        /* ID empty, too long, unprintable, or token wrong */
 	RL_PERR_NOT_VERIFIED = 10, /* ID sent without a good hash first */
 	RL_PERR_BAD_WINDOW = 11,   /* WINDOW_DONE for a window that was not granted */
 	RL_PERR_TRANSFER = 12,     /* the RDMA transfer failed (e.g. remote access) */
