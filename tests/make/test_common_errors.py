@@ -1,27 +1,36 @@
-"""Each lab's handout lists common errors in a table keyed on the line a
-student sees. Here one listed mistake per lab is planted into a copy of
-that lab's solution, make check runs the step that catches it, and the
-failing row of the table, not only the logs, must show the line the
-handout's table keys on. One copy of the kit for every lab; a case a lab.
+"""Each lab's handout explains each step's decision and lists common errors
+in a table keyed on the line a student sees. Every plausible wrong choice a
+lab lists in tests/make/wrong-choices/labN.json is planted into a copy of that
+lab's solution, make check runs the step that catches it, and the failing
+row of the table, not only the logs, must show the line the handout keys
+on. One copy of the kit for every lab; a case a wrong choice.
+
+tests/make/wrong-choices/labN.json (not in a handout: it quotes the
+solution, scripts/handout drops it): a list of {"name": a slug, "step": K,
+"file": F, "old": TEXT, "new": TEXT, "key": the handout's words, verbatim
+in docs/labN.md, "pattern": a regular expression the failing row must
+match}: in F of the lab's solution, OLD replaced by NEW (once).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unittest
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.kitbase import KitCase, run
+from tests.kitbase import KIT, KitCase, run
 
 
 @dataclass(frozen=True)
 class Plant:
-    """A listed mistake: in FILE of the lab's solution, FROM replaced by TO;
-    the step that catches it; KEY, the handout's row (verbatim in
+    """A wrong choice: in FILE of lab LAB's solution, OLD replaced by NEW;
+    the step that catches it; KEY, the handout's words (verbatim in
     docs/labN.md); PATTERN, what the table's failing row must show."""
 
     lab: int
+    name: str
     step: int
     file: str
     old: str
@@ -30,21 +39,15 @@ class Plant:
     pattern: str
 
 
-PLANTS = [
-    Plant(0, 2, "devices.c", "be64toh(ibv_get_device_guid(dev))", "ibv_get_device_guid(dev)",
-          "(sysfs node_guid) in the line, got",
-          r'expected the GUID [0-9a-f]{4}(:[0-9a-f]{4}){3} \(sysfs node_guid\) in the line, got ".* guid '
-          r"[0-9a-f]{4}(:[0-9a-f]{4}){3} "),
-    Plant(1, 6, "qp_states.c", "IBV_QP_AV |", "0 |", "`ibv_modify_qp RTR ...: Invalid argument`",
-          r"ibv_modify_qp RTR .*: Invalid argument"),
-    Plant(2, 4, "rdma.c", "IBV_ACCESS_REMOTE_READ;", "0;", 'got "remote access error"`',
-          r"RDMA READ.*remote access error"),
-    Plant(3, 4, "transfer.c", ".wr.rdma.rkey = w->rkey,", ".wr.rdma.rkey = f->mr->lkey,",
-          "`RDMA WRITE (wr_id 2): remote access error`", r"RDMA WRITE \(wr_id 2\): remote access error"),
-    Plant(4, 2, "xverbs.c", "be32toh(ibv_wc_read_imm_data(r->cq));", "ibv_wc_read_imm_data(r->cq);",
-          "`chunk 1 of ... arrived, expected chunk 0`",
-          r"chunk [0-9]+ of [0-9]+ bytes arrived, expected chunk [0-9]+ of"),
-]
+def plants() -> list[Plant]:
+    """Every lab's wrong choices (tests/make/wrong-choices/labN.json), by lab."""
+    found = []
+    for path in sorted(KIT.glob("tests/make/wrong-choices/lab*.json"), key=lambda p: int(p.stem[3:])):
+        lab = int(path.stem[3:])
+        for v in json.loads(path.read_text()):
+            found.append(Plant(lab, v["name"], v["step"], v["file"], v["old"], v["new"], v["key"], v["pattern"]))
+    return found
+
 
 # What the copy takes of the kit: its files, and its built framework and
 # receiver, so that only the planted lab compiles.
@@ -80,11 +83,12 @@ class CommonErrors(KitCase):
 
     def planted_row_shows(self, p: Plant) -> None:
         doc = (self.kit / f"docs/lab{p.lab}.md").read_text()
-        self.assertIn(p.key, doc, f"docs/lab{p.lab}.md's common errors no longer list {p.key}: update this plant")
+        self.assertIn(p.key, doc, f"docs/lab{p.lab}.md no longer says {p.key}: update tests/make/wrong-choices/lab{p.lab}.json")
         lab = self.copy / f"labs/lab{p.lab}"
         run(["cp", "-a", f"{self.kit}/solutions/lab{p.lab}/.", lab])
         source = (lab / p.file).read_text()
-        self.assertIn(p.old, source, f"solutions/lab{p.lab}/{p.file} no longer has '{p.old}': update this plant")
+        self.assertIn(p.old, source, f"solutions/lab{p.lab}/{p.file} no longer has '{p.old}': "
+                      f"update tests/make/wrong-choices/lab{p.lab}.json")
         (lab / p.file).write_text(source.replace(p.old, p.new, 1))
         done = run(["make", "-C", self.copy, "--no-print-directory", "check", f"LAB={p.lab}", f"STEP={p.step}"],
                    status=None, timeout=900)
@@ -94,13 +98,13 @@ class CommonErrors(KitCase):
         m = re.search(p.pattern, rows)
         self.assertIsNotNone(m, f"expected the table to show /{p.pattern}/ (the handout's {p.key}), got:\n{rows[:3000]}")
         line = next(ln for ln in rows.splitlines() if re.search(p.pattern, ln))
-        print(f"lab {p.lab} step {p.step}, planted in {p.file}: the row shows: {line.strip()}")
+        print(f"lab {p.lab} step {p.step}, {p.name} planted in {p.file}: the row shows: {line.strip()}")
 
 
 def _cases() -> None:
-    """A case a lab, named for the file the mistake is planted in."""
-    for p in PLANTS:
-        name = f"test_lab{p.lab}_step{p.step}_{p.file.replace('.', '_')}_mistake_shows_in_its_row"
+    """A case a wrong choice, named for its lab, step and name."""
+    for p in plants():
+        name = f"test_lab{p.lab}_step{p.step}_{p.name}_shows_in_its_row"
         setattr(CommonErrors, name, lambda self, p=p: self.planted_row_shows(p))
 
 
