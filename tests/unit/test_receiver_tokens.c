@@ -53,7 +53,7 @@ END_TEST
 
 START_TEST(test_a_missing_token_is_refused_as_missing)
 {
-	static const char *const cases[] = { "s1", "s1:", ":" VECTOR_TOKEN, ":" };
+	static const char *const cases[] = { "s1", "s1:", (":" VECTOR_TOKEN), ":" };
 	char id[RL_PROTO_MAX_ID + 1];
 	size_t i;
 	int ret;
