@@ -3,8 +3,10 @@
 # Only with the kit's solutions: the docs are the kit's, and they name on
 # purpose what a student handout leaves out (solutions/, tests/grader/,
 # docs/labs-howto.md, the framework's sources; see scripts/handout), so in a
-# handout the check would fail on what is meant. The kit's run covers the
-# handout's docs: they are the same files. No RDMA, no build needed.
+# handout the check would fail on what is meant. The handout's docs, as it
+# ships them (kit-only parts left out, scripts/handout-docs), are checked by
+# scripts/handout --check (make test's --handout-check, mk/handout.mk).
+# No RDMA, no build needed.
 ifeq ($(HAVE_SOLUTIONS),yes)
 # Each path, anchor and make target they name exists, and each figure of
 # docs/figures.tsv is still in its doc, the cheap ones (host only, seconds)

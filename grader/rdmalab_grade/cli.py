@@ -366,7 +366,8 @@ def grade(batch: Batch, box: sandbox.Sandbox, lowered: str, plan: preflight.Plan
         status = status if written else worst(status, UNGRADABLE)
         log.say(f"{PROG}: the class: {s.out}/class.html (and class.csv, summary.txt)")
     log.say(work_note(s.work))
-    log.say(f"{PROG}: done in {int(time.monotonic() - started)} s")
+    log.say(f"{PROG}: done in {int(time.monotonic() - started)} s, the whole run (taking, building, "
+            "testing, reports)")
     log.close()
     if uids:
         uids.close()

@@ -12,8 +12,9 @@ from .texts import lpad, pad
 
 @dataclass(frozen=True)
 class Grade:
-    """A run's grade of a lab it graded: took is the run's seconds (builds
-    and tests, of every lab it graded), unsafe what its sandbox lacked
+    """A run's grade of a lab it graded: took is the run's seconds (its
+    builds and tests, of every lab it graded: submission.json's seconds,
+    not the grader's "done in", which is the whole run), unsafe what its sandbox lacked
     (--unsafe), or None."""
 
     lab: float
@@ -59,15 +60,18 @@ def labs_txt(runs: list[Run]) -> str:
     out = [
         "Your last grade of each lab (make grade): newest run per lab; each run's",
         "report is in its folder (latest: the newest run that graded).",
+        "built+tested: the seconds that run's builds and tests took, all its labs",
+        "together; the grader's \"done in\" is the whole run (taking your files,",
+        "starting the guest, writing the reports).",
         "",
-        "lab  points  graded at               run took  report",
+        "lab  points  graded at             built+tested  report",
     ]
     last = last_grades(runs)
     for g in last:
         note = " (unsafe: see its report)" if g.unsafe is not None else ""
         out.append(
             f"{lpad(g.lab, 3)}  {lpad(f'{number(g.points)}/{number(g.most)}', 6)}  {pad(g.made, 20)}  "
-            f"{lpad(_took(g), 10)}  {g.run}/report.txt{note}"
+            f"{lpad(_took(g), 12)}  {g.run}/report.txt{note}"
         )
     if not last:
         out.append("(no lab graded yet)")

@@ -1,8 +1,10 @@
 """The docs: every path, anchor, make target and figure they name holds,
-and the two checkers that say so can fail (each on a made-up kit)."""
+and the two checkers that say so can fail (each on a made-up kit); a
+handout's docs leave out what only the kit has (scripts/handout-docs)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 
 from tests.kitbase import KitCase
 
@@ -48,6 +50,51 @@ class DocsHold(KitCase):
         out = self.run_cmd(["scripts/doc-figures", "--untimed"]).stdout
         print(out[-600:])
         self.assertRegex(out, r"doc-figures: \d+ figures: 0 gone from their docs")
+
+
+KIT_ONLY_DOC = """# A
+
+Run `make check LAB=1`<!-- kit --> (or `make check LAB=1 SOL=1`)<!-- /kit -->.
+<!-- kit -->
+`solutions/` is the source; `make stubs` makes labs/ from it.
+<!-- /kit -->
+See [b](b.md#the-part) and `make stubs`, and `make check LAB=1 SOL=1`.
+"""
+
+
+class HandoutDocs(KitCase):
+    """scripts/handout-docs: what only the kit has is left out of a
+    handout's docs, and what is left naming it is found, by the line as
+    committed (scripts/handout --check runs it on the handout)."""
+
+    def tree(self) -> Path:
+        root = self.tmp()
+        (root / "docs").mkdir()
+        (root / "docs/a.md").write_text(KIT_ONLY_DOC)
+        return root
+
+    def test_check_names_each_line_that_names_what_a_handout_lacks(self) -> None:
+        done = self.run_cmd(["scripts/handout-docs", "check", self.tree(), "docs/a.md"], status=1)
+        self.assertEqual(["docs/a.md:7: names SOL=1, which a student handout has not: mark it kit-only "
+                          "(<!-- kit --> ... <!-- /kit -->) or say it for both",
+                          "docs/a.md:7: names make stubs, which a student handout has not: mark it kit-only "
+                          "(<!-- kit --> ... <!-- /kit -->) or say it for both"],
+                         done.stdout.splitlines())
+
+    def test_strip_leaves_the_kit_only_parts_out_and_lines_maps_back(self) -> None:
+        root = self.tree()
+        self.run_cmd(["scripts/handout-docs", "strip", root, "docs/a.md"])
+        self.assertEqual("# A\n\nRun `make check LAB=1`.\nSee [b](b.md#the-part) and `make stubs`, and "
+                         "`make check LAB=1 SOL=1`.\n", (root / "docs/a.md").read_text())
+        done = self.run_cmd(["scripts/handout-docs", "lines", self.tree()],
+                            stdin="docs/a.md:4: links b.md#the-part\nsummary\n")
+        self.assertEqual("docs/a.md:7: links b.md#the-part\nsummary\n", done.stdout)
+
+    def test_check_refuses_a_marker_left_open(self) -> None:
+        root = self.tmp()
+        (root / "a.md").write_text("x\n<!-- kit -->\ny\n")
+        done = self.run_cmd(["scripts/handout-docs", "check", root, "a.md"], status=1)
+        self.assertEqual("a.md:2: a kit-only marker without its pair (<!-- kit --> ... <!-- /kit -->)\n", done.stdout)
 
 
 class CheckersFail(KitCase):

@@ -162,6 +162,14 @@ class MakeGradeLab0(KitCase):
                             for ln in closing), closing)
         self.assertIn(f"grade: Lab 0: {self.points2()}/{full_points(0)} now, its first grade", closing)
 
+    def test_the_seconds_said_and_in_labs_txt_are_one_fact_the_runs_builds_and_tests(self) -> None:
+        sub = json.loads((self.mine / self.run2 / "submission.json").read_text())
+        took = sub["seconds"]
+        self.assertIn(f"grade: its builds and tests took {took} s (labs.txt's built+tested; the grader's "
+                      '"done in" is the whole run)', self.closing(self.out2))
+        self.assertRegex(self.labs_txt2, rf"(?m)^  0 +[0-9]+/{full_points(0)}  {STAMP} +{took} s  {self.run2}/report.txt$")
+        self.assertRegex(self.out2, r"(?m)^rdmalab-grade: done in [0-9]+ s, the whole run \(taking, building, testing, reports\)$")
+
     def test_labs_txt_lists_this_runs_lab0_and_the_2001_runs_lab2(self) -> None:
         labs_txt = self.labs_txt2  # as the second run left it
         self.assertRegex(labs_txt, rf"(?m)^  0 +{self.points2()}/{full_points(0)}  {STAMP} +[0-9]+ s  {self.run2}/report.txt$")
