@@ -90,13 +90,20 @@ static bool lists_the_sysfs_devices(struct rl_case *c)
 	int i, n = ref_sysfs_devices(names, REF_MAX_DEVICES);
 	long long num = rl_said_int(c, "num");
 
-	if (!rl_expect(c, rl_said_int(c, "list"), "expected a list of %d device(s), got NULL", n) ||
-	    !rl_expect(c, num == n, "expected %d device(s) as in /sys/class/infiniband, got %lld",
+	if (!rl_expect(c, rl_said_int(c, "list"),
+		       "expected a list of %d device(s), got NULL (num %lld): the verb writes the "
+		       "list's length through its argument, see docs/lab0.md#step-1",
+		       n, num) ||
+	    !rl_expect(c, num == n,
+		       "expected num = %d, the devices in /sys/class/infiniband, got %lld; see "
+		       "docs/lab0.md#step-1",
 		       n, num))
 		return false;
 	for (i = 0; i < n; i++)
 		if (!rl_expect(c, ref_has_line(rl_said_str(c, "names"), names[i]),
-			       "expected %s (from sysfs) in the list, it is not there", names[i]))
+			       "expected %s (from sysfs) in the list, it is not there; see "
+			       "docs/lab0.md#step-1",
+			       names[i]))
 			return false;
 	return true;
 }
@@ -114,7 +121,8 @@ static void lists_every_sysfs_device(struct rl_case *c)
 	if (held >= 0)
 		rl_expect(c, found,
 			  "expected %s in the list to be a device that opens, the kernel shows no "
-			  "context on it (the test's contexts: %s)",
+			  "context on it (the test's contexts: %s): was the list freed before it "
+			  "was returned? See docs/lab0.md#step-1",
 			  dev, held ? on : "none");
 }
 
@@ -131,10 +139,13 @@ static void ends_with_null(struct rl_case *c)
 		return;
 	entries = rl_said_int(c, "entries");
 	if (rl_expect(c, entries == num,
-		      "expected %lld device(s) before list[%lld], got NULL at list[%lld]", num, num,
-		      entries))
+		      "expected %lld device(s) before list[%lld], got NULL at list[%lld]; see "
+		      "docs/lab0.md#step-1",
+		      num, num, entries))
 		rl_expect(c, !rl_said_int(c, "device_at_num"),
-			  "expected list[%lld] == NULL, got a device", num);
+			  "expected list[%lld] == NULL, got a device: num counts the devices, not "
+			  "the NULL after them; see docs/lab0.md#step-1",
+			  num);
 }
 
 RL_GRADED(device_list_ends_with_null_after_num_entries, .step = 1, .points = 1, .act = list_devices,
@@ -145,25 +156,33 @@ RL_GRADED(device_list_ends_with_null_after_num_entries, .step = 1, .points = 1, 
 /*
  * The buffers the act gives lab0_describe_device: always one of 256 bytes;
  * with SHORT_LEN set, also one of that many, before the other when
- * SHORT_FIRST (so the order of the calls tells the code nothing).
+ * SHORT_FIRST (so the order of the calls tells the code nothing), and then
+ * two cut to the line the 256 bytes got: exactly its length (no room for
+ * its NUL) and its length plus one.
  */
 struct describe_in {
 	size_t short_len;
 	bool short_first;
 };
 
-/* Calls lab0_describe_device on DEV with LEN bytes; says (PREFIX) what it returned and wrote. */
-static void say_description(struct ibv_device *dev, size_t len, const char *prefix)
+/*
+ * Calls lab0_describe_device on DEV with LEN bytes; says (PREFIX) what it
+ * returned and wrote. Returns the length of what it wrote.
+ */
+static size_t say_description(struct ibv_device *dev, size_t len, const char *prefix)
 {
 	char *line = calloc(1, len + 1); /* line[len] stays NUL, whatever the code writes */
 	char name[64];
+	size_t n;
 
 	ck_assert_msg(line, "expected %zu bytes for the line, got none", len + 1);
 	snprintf(name, sizeof(name), "%sret", prefix);
 	rl_say_int(name, lab0_describe_device(dev, line, len));
 	snprintf(name, sizeof(name), "%sline", prefix);
 	rl_say_str(name, line);
+	n = strlen(line);
 	free(line);
+	return n;
 }
 
 /* Describes the environment's device with the lab's code, in the buffers the setup says. */
@@ -172,14 +191,19 @@ static void describe(struct rl_case *c)
 	const struct describe_in *in = c->in;
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_device *dev;
+	size_t n;
 
 	ck_assert_msg(list, "expected a device list from ibv_get_device_list, got NULL");
 	dev = ref_find(list, rl_test_device());
 	if (in->short_len && in->short_first)
 		say_description(dev, in->short_len, "short_");
-	say_description(dev, 256, "");
+	n = say_description(dev, 256, "");
 	if (in->short_len && !in->short_first)
 		say_description(dev, in->short_len, "short_");
+	if (in->short_len && n > 0) {
+		say_description(dev, n, "exact_");
+		say_description(dev, n + 1, "fits_");
+	}
 	ibv_free_device_list(list);
 }
 
@@ -210,8 +234,9 @@ static bool shows_the_guid(struct rl_case *c, const char *line)
 
 	ck_assert_int_eq(ref_sysfs(rl_test_device(), "node_guid", guid, sizeof(guid)), 0);
 	return rl_expect(c, strstr(line, guid),
-			 "expected the GUID %s (sysfs node_guid) in the line, got \"%s\"", guid,
-			 line);
+			 "expected the GUID %s (sysfs node_guid) in the line, got \"%s\": in what "
+			 "order does ibv_get_device_guid give its bytes? See docs/lab0.md#step-2",
+			 guid, line);
 }
 
 static void starts_with_the_name(struct rl_case *c)
@@ -291,12 +316,25 @@ static void refused_with_enospc(struct rl_case *c)
 	long long ret = rl_said_int(c, "short_ret");
 	const char *line;
 
+	size_t n;
+
 	if (!rl_expect(c, ret == -ENOSPC, "expected -ENOSPC for a %zu-byte buffer, got %lld (%s)",
 		       in->short_len, ret, strerror((int)-ret)))
 		return;
 	line = described_line(c);
-	if (line && names_the_device(c, line))
-		shows_the_guid(c, line);
+	if (!line || !names_the_device(c, line) || !shows_the_guid(c, line))
+		return;
+	n = strlen(line);
+	ret = rl_said_int(c, "exact_ret");
+	if (rl_expect(c, ret == -ENOSPC,
+		      "expected -ENOSPC for a buffer of exactly the line's %zu characters (no room "
+		      "for its NUL), got %lld: what does snprintf's return count? See "
+		      "docs/lab0.md#step-2",
+		      n, ret))
+		rl_expect(c, rl_said_int(c, "fits_ret") == 0,
+			  "expected 0 for a buffer of the line's %zu characters and its NUL, got "
+			  "%lld; see docs/lab0.md#step-2",
+			  n, rl_said_int(c, "fits_ret"));
 }
 
 RL_GRADED(device_line_too_long_for_the_buffer_is_refused, .step = 2, .points = 1,
@@ -376,8 +414,12 @@ static void expect_opened(struct rl_case *c, const char *want)
 	bool found;
 	int n;
 
-	if (!rl_expect(c, rl_said_int(c, "opened"), "expected a context for %s, got NULL", want) ||
-	    !rl_expect(c, strcmp(got, want) == 0, "expected %s open, got %s", want, got))
+	if (!rl_expect(c, rl_said_int(c, "opened"),
+		       "expected a context for %s, got NULL; see docs/lab0.md#step-3", want) ||
+	    !rl_expect(c, strcmp(got, want) == 0,
+		       "expected %s open, got %s: which source names the device first? See "
+		       "docs/lab0.md#step-3",
+		       want, got))
 		return;
 	found = contexts_on(c, want, on, sizeof(on), &n);
 	if (n >= 0)
@@ -387,33 +429,59 @@ static void expect_opened(struct rl_case *c, const char *want)
 			want, n ? on : "none");
 }
 
+/*
+ * The name of the last device of the list into NAME: where there are two
+ * or more (the kit's guests have rxe0 and siw0), not the first, so that
+ * code which ignores where the name comes from opens another device.
+ */
+static void last_device(char name[REF_NAME_LEN])
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	int i;
+
+	ck_assert_msg(list && list[0], "expected a device from ibv_get_device_list, got none");
+	for (i = 0; list[i + 1]; i++)
+		;
+	snprintf(name, REF_NAME_LEN, "%s", ibv_get_device_name(list[i]));
+	ibv_free_device_list(list);
+}
+
 /* By name, with RDMALAB_DEVICE naming no device: the name wins. */
 static void name_and_a_wrong_environment(struct rl_case *c)
 {
 	struct open_in *in = c->in;
 
-	snprintf(in->then.name, sizeof(in->then.name), "%s", rl_test_device());
+	last_device(in->then.name);
 	unknown_name(in->then.env);
 }
 
-static void opened_the_test_device(struct rl_case *c)
+static void opened_the_named_device(struct rl_case *c)
 {
-	expect_opened(c, rl_test_device());
+	const struct open_in *in = c->in;
+
+	expect_opened(c, in->then.name);
 }
 
 RL_GRADED(opening_by_name_gives_that_device, .step = 3, .points = 2,
 	  .setup = name_and_a_wrong_environment, .act = open_and_hold,
-	  .check = opened_the_test_device);
+	  .check = opened_the_named_device);
 
 static void environment_only(struct rl_case *c)
 {
 	struct open_in *in = c->in;
 
-	snprintf(in->then.env, sizeof(in->then.env), "%s", rl_test_device());
+	last_device(in->then.env);
+}
+
+static void opened_the_environments_device(struct rl_case *c)
+{
+	const struct open_in *in = c->in;
+
+	expect_opened(c, in->then.env);
 }
 
 RL_GRADED(opening_without_a_name_uses_RDMALAB_DEVICE, .step = 3, .points = 2,
-	  .setup = environment_only, .act = open_and_hold, .check = opened_the_test_device);
+	  .setup = environment_only, .act = open_and_hold, .check = opened_the_environments_device);
 
 /* The first device of the list, as libibverbs gives it to this process. */
 static void opened_the_first_device(struct rl_case *c)
@@ -449,7 +517,9 @@ static void refused_without_a_context(struct rl_case *c)
 
 	if (!rl_expect(c, rl_said_int(c, "first_opened"),
 		       "expected a context for %s first, got NULL", dev) ||
-	    !rl_expect(c, !rl_said_int(c, "opened"), "expected NULL for %s, got a context for %s",
+	    !rl_expect(c, !rl_said_int(c, "opened"),
+		       "expected NULL for %s, got a context for %s: a name no device has is the "
+		       "caller's mistake, not a reason to open another; see docs/lab0.md#step-3",
 		       in->then.name, rl_said_str(c, "device")))
 		return;
 	contexts_on(c, dev, on, sizeof(on), &n);
