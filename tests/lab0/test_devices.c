@@ -119,11 +119,12 @@ static void lists_every_sysfs_device(struct rl_case *c)
 		return;
 	found = contexts_on(c, dev, on, sizeof(on), &held);
 	if (held >= 0)
-		rl_expect(c, found,
-			  "expected %s in the list to be a device that opens, the kernel shows no "
-			  "context on it (the test's contexts: %s): was the list freed before it "
-			  "was returned? See docs/lab0.md#step-1",
-			  dev, held ? on : "none");
+		rl_expect(
+			c, found,
+			"expected %s in the list to be a device that opens, the kernel shows no "
+			"context on it (the test's contexts: %s): is each entry a device the verb "
+			"gave? See docs/lab0.md#step-1",
+			dev, held ? on : "none");
 }
 
 RL_GRADED(device_list_names_every_device_in_sysfs, .step = 1, .points = 3, .act = list_devices,
