@@ -347,9 +347,10 @@ RL_GRADED(device_line_too_long_for_the_buffer_is_refused, .step = 2, .points = 1
 struct open_call {
 	char name[REF_NAME_LEN];
 	char env[REF_NAME_LEN];
+	bool env_empty; /* RDMALAB_DEVICE set, to "" */
 };
 
-/* The calls of a test: FIRST (closed again) when it has a name or an environment, then THEN. */
+/* The calls of a test: FIRST (closed again) when it has a name or an environment (empty too), then THEN. */
 struct open_in {
 	struct open_call first;
 	struct open_call then;
@@ -372,7 +373,7 @@ static struct ibv_context *open_as_told(const struct open_call *call, const char
 
 	*list = ibv_get_device_list(&num);
 	ck_assert_msg(*list, "expected a device list from ibv_get_device_list, got NULL");
-	if (call->env[0])
+	if (call->env[0] || call->env_empty)
 		setenv("RDMALAB_DEVICE", call->env, 1);
 	else
 		unsetenv("RDMALAB_DEVICE");
@@ -394,7 +395,7 @@ static void open_and_hold(struct rl_case *c)
 	struct ibv_device **list;
 	struct ibv_context *ctx;
 
-	if (in->first.name[0] || in->first.env[0]) {
+	if (in->first.name[0] || in->first.env[0] || in->first.env_empty) {
 		ctx = open_as_told(&in->first, "first_", &list);
 		if (ctx)
 			ibv_close_device(ctx);
@@ -484,20 +485,34 @@ static void opened_the_environments_device(struct rl_case *c)
 RL_GRADED(opening_without_a_name_uses_RDMALAB_DEVICE, .step = 3, .points = 2,
 	  .setup = environment_only, .act = open_and_hold, .check = opened_the_environments_device);
 
-/* The first device of the list, as libibverbs gives it to this process. */
+/* First with RDMALAB_DEVICE set but empty (a shell's VAR=), then unset. */
+static void an_empty_then_no_environment(struct rl_case *c)
+{
+	struct open_in *in = c->in;
+
+	in->first.env_empty = true;
+}
+
+/* The first device of the list, as libibverbs gives it to this process, both times. */
 static void opened_the_first_device(struct rl_case *c)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	char first[REF_NAME_LEN];
+	const char *got = rl_said_str(c, "first_device");
 
 	ck_assert_msg(list && list[0], "expected a device from ibv_get_device_list, got none");
 	snprintf(first, sizeof(first), "%s", ibv_get_device_name(list[0]));
 	ibv_free_device_list(list);
-	expect_opened(c, first);
+	if (rl_expect(c, rl_said_int(c, "first_opened") && strcmp(got, first) == 0,
+		      "expected %s, the first device, with RDMALAB_DEVICE set but empty, got %s: "
+		      "what does an empty variable name? See docs/lab0.md#step-3",
+		      first, rl_said_int(c, "first_opened") ? got : "NULL"))
+		expect_opened(c, first);
 }
 
 RL_GRADED(opening_without_a_name_or_RDMALAB_DEVICE_gives_the_first_device, .step = 3, .points = 1,
-	  .act = open_and_hold, .check = opened_the_first_device);
+	  .setup = an_empty_then_no_environment, .act = open_and_hold,
+	  .check = opened_the_first_device);
 
 /* First the right name (it must open), then one no device has, RDMALAB_DEVICE set. */
 static void a_name_then_an_unknown_one(struct rl_case *c)
