@@ -166,7 +166,8 @@ static void expect_devinfo(struct rl_case *c, const char *dev, const char *key,
 	if (rl_expect(c, ref_devinfo(dev, 0, key, value, sizeof(value)) == 0,
 		      "expected ibv_devinfo to print %s of %s, it did not", key, dev))
 		rl_expect(c, strtoull(value, NULL, 0) == got,
-			  "%s: %s: expected %s (ibv_devinfo), got %llu", dev, key, value, got);
+			  "%s: %s: expected %s (ibv_devinfo), got %llu; see docs/lab0.md#step-4",
+			  dev, key, value, got);
 }
 
 /* Fails the test unless ATTR's port count is the number of DEV's ports in sysfs. */
@@ -187,8 +188,8 @@ static void expect_port_count(struct rl_case *c, const char *dev,
 		n += e->d_name[0] != '.';
 	closedir(d);
 	rl_expect(c, attr->phys_port_cnt == n,
-		  "%s: phys_port_cnt: expected %d (entries in %s), got %u", dev, n, dir,
-		  attr->phys_port_cnt);
+		  "%s: phys_port_cnt: expected %d (entries in %s), got %u; see docs/lab0.md#step-4",
+		  dev, n, dir, attr->phys_port_cnt);
 }
 
 static void limits_match_devinfo(struct rl_case *c)
@@ -228,9 +229,10 @@ static void atomic_cap_matches_devinfo(struct rl_case *c)
 	for (i = 0; i < devices(c) && !rl_failed(c) && device_attr(c, i, &dev, &attr); i++)
 		if (rl_expect(c, ref_devinfo(dev, 0, "atomic_cap", value, sizeof(value)) == 0,
 			      "expected ibv_devinfo to print atomic_cap of %s, it did not", dev))
-			rl_expect(c, ref_paren_number(value) == attr.atomic_cap,
-				  "%s: atomic_cap: expected %s (ibv_devinfo), got %d", dev, value,
-				  attr.atomic_cap);
+			rl_expect(
+				c, ref_paren_number(value) == attr.atomic_cap,
+				"%s: atomic_cap: expected %s (ibv_devinfo), got %d; see docs/lab0.md#step-4",
+				dev, value, attr.atomic_cap);
 }
 
 RL_GRADED(atomic_capability_matches_ibv_devinfo, .step = 4, .points = 1, .act = query_device,
@@ -246,7 +248,8 @@ static void node_guid_matches_sysfs(struct rl_case *c)
 	for (i = 0; i < devices(c) && !rl_failed(c) && device_attr(c, i, &dev, &attr); i++) {
 		ck_assert_int_eq(ref_sysfs(dev, "node_guid", want, sizeof(want)), 0);
 		ref_format_guid(attr.node_guid, got, sizeof(got));
-		rl_expect(c, strcmp(want, got) == 0, "%s: node_guid: expected %s (sysfs), got %s",
+		rl_expect(c, strcmp(want, got) == 0,
+			  "%s: node_guid: expected %s (sysfs), got %s; see docs/lab0.md#step-4",
 			  dev, want, got);
 	}
 }
@@ -312,7 +315,8 @@ static void expect_port_devinfo(struct rl_case *c, const char *dev, const char *
 	if (rl_expect(c, ref_devinfo(dev, 1, key, value, sizeof(value)) == 0,
 		      "expected ibv_devinfo to print port 1's %s of %s, it did not", key, dev))
 		rl_expect(c, ref_paren_number(value) == got,
-			  "%s: %s: expected %s (ibv_devinfo), got (%ld)", dev, key, value, got);
+			  "%s: %s: expected %s (ibv_devinfo), got (%ld); see docs/lab0.md#step-5",
+			  dev, key, value, got);
 }
 
 static void state_and_link_layer_match_sysfs(struct rl_case *c)
@@ -328,11 +332,12 @@ static void state_and_link_layer_match_sysfs(struct rl_case *c)
 		want = strcmp(layer, "Ethernet") == 0 ? IBV_LINK_LAYER_ETHERNET :
 							IBV_LINK_LAYER_INFINIBAND;
 		if (rl_expect(c, atoi(state) == (int)attr.state,
-			      "%s: state: expected %s (sysfs), got %d (%s)", dev, state, attr.state,
-			      ibv_port_state_str(attr.state)))
-			rl_expect(c, attr.link_layer == want,
-				  "%s: link_layer: expected %d (sysfs says %s), got %u", dev, want,
-				  layer, attr.link_layer);
+			      "%s: state: expected %s (sysfs), got %d (%s); see docs/lab0.md#step-5",
+			      dev, state, attr.state, ibv_port_state_str(attr.state)))
+			rl_expect(
+				c, attr.link_layer == want,
+				"%s: link_layer: expected %d (sysfs says %s), got %u; see docs/lab0.md#step-5",
+				dev, want, layer, attr.link_layer);
 	}
 }
 
@@ -369,9 +374,10 @@ static void gid_table_length_matches_devinfo(struct rl_case *c)
 		if (rl_expect(c, ref_devinfo(dev, 1, "gid_tbl_len", value, sizeof(value)) == 0,
 			      "expected ibv_devinfo to print port 1's gid_tbl_len of %s, it did not",
 			      dev))
-			rl_expect(c, atoi(value) == attr.gid_tbl_len,
-				  "%s: gid_tbl_len: expected %s (ibv_devinfo), got %d", dev, value,
-				  attr.gid_tbl_len);
+			rl_expect(
+				c, atoi(value) == attr.gid_tbl_len,
+				"%s: gid_tbl_len: expected %s (ibv_devinfo), got %d; see docs/lab0.md#step-5",
+				dev, value, attr.gid_tbl_len);
 }
 
 RL_GRADED(gid_table_length_matches_ibv_devinfo, .step = 5, .points = 1, .act = query_port,

@@ -213,8 +213,10 @@ static const char *described_line(struct rl_case *c)
 {
 	long long ret = rl_said_int(c, "ret");
 
-	if (!rl_expect(c, ret == 0, "expected lab0_describe_device to return 0, got %lld (%s)", ret,
-		       strerror((int)-ret)))
+	if (!rl_expect(
+		    c, ret == 0,
+		    "expected lab0_describe_device to return 0, got %lld (%s); see docs/lab0.md#step-2",
+		    ret, strerror((int)-ret)))
 		return NULL;
 	return rl_said_str(c, "line");
 }
@@ -225,7 +227,8 @@ static bool names_the_device(struct rl_case *c, const char *line)
 	const char *dev = rl_test_device();
 
 	return rl_expect(c, strncmp(line, dev, strlen(dev)) == 0,
-			 "expected a line starting with %s, got \"%s\"", dev, line);
+			 "expected a line starting with %s, got \"%s\"; see docs/lab0.md#step-2",
+			 dev, line);
 }
 
 /* Whether LINE holds the device's GUID as sysfs writes it; the test fails otherwise. */
@@ -271,8 +274,10 @@ static void shows_the_sysfs_node_type(struct rl_case *c)
 		return;
 	ck_assert_int_eq(ref_sysfs(rl_test_device(), "node_type", type, sizeof(type)), 0);
 	want = ibv_node_type_str(atoi(type)); /* sysfs: "1: CA" */
-	rl_expect(c, strstr(line, want),
-		  "expected \"%s\" (sysfs node_type %s) in the line, got \"%s\"", want, type, line);
+	rl_expect(
+		c, strstr(line, want),
+		"expected \"%s\" (sysfs node_type %s) in the line, got \"%s\"; see docs/lab0.md#step-2",
+		want, type, line);
 }
 
 RL_GRADED(device_line_shows_the_node_type_sysfs_reports, .step = 2, .points = 1, .act = describe,
@@ -289,9 +294,10 @@ static void shows_the_devinfo_transport(struct rl_case *c)
 			      0,
 		      "expected ibv_devinfo to print a transport: line, it did not");
 	transport[strcspn(transport, " ")] = '\0'; /* "InfiniBand (0)" */
-	rl_expect(c, strstr(line, transport),
-		  "expected \"%s\" (ibv_devinfo transport) in the line, got \"%s\"", transport,
-		  line);
+	rl_expect(
+		c, strstr(line, transport),
+		"expected \"%s\" (ibv_devinfo transport) in the line, got \"%s\"; see docs/lab0.md#step-2",
+		transport, line);
 }
 
 RL_GRADED(device_line_shows_the_transport_ibv_devinfo_reports, .step = 2, .points = 1,
@@ -319,8 +325,10 @@ static void refused_with_enospc(struct rl_case *c)
 
 	size_t n;
 
-	if (!rl_expect(c, ret == -ENOSPC, "expected -ENOSPC for a %zu-byte buffer, got %lld (%s)",
-		       in->short_len, ret, strerror((int)-ret)))
+	if (!rl_expect(
+		    c, ret == -ENOSPC,
+		    "expected -ENOSPC for a %zu-byte buffer, got %lld (%s); see docs/lab0.md#step-2",
+		    in->short_len, ret, strerror((int)-ret)))
 		return;
 	line = described_line(c);
 	if (!line || !names_the_device(c, line) || !shows_the_guid(c, line))
