@@ -10,9 +10,9 @@
 int lab0_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
 {
 	/* TODO step 4
-	 * Ask the device for its limits (QPs, CQs, MRs, SGEs, atomics...) with
-	 * ibv_query_device(): programs size their queues from these numbers.
-	 * Read: man ibv_query_device.
+	 * Ask the device for its limits: programs size their queues from them.
+	 * Decide how the verb's failure becomes this function's negative errno.
+	 * Read: man ibv_query_device (RETURN VALUE).
 	 */
 	return rl_todo(4);
 }
@@ -24,8 +24,8 @@ int lab0_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
 int lab0_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr)
 {
 	/* TODO step 5
-	 * Ports are numbered from 1 to phys_port_cnt; ibv_query_port() gives
-	 * each one's state, MTU, link layer, speed, width and GID table length.
+	 * Ask about one port. Decide who counts PORT, and from what: read how
+	 * main.c counts it and how the verb does. Failures as in step 4.
 	 * Read: man ibv_query_port.
 	 */
 	return rl_todo(5);

@@ -14,7 +14,7 @@
 /* What a GID's 16 bytes hold, from its address alone. */
 enum lab0_gid_form {
 	LAB0_GID_EMPTY,       /* all zeros: an unused table entry */
-	LAB0_GID_LINK_LOCAL,  /* fe80::/64, valid on one link only */
+	LAB0_GID_LINK_LOCAL,  /* fe80::..., valid on one link only */
 	LAB0_GID_IPV4_MAPPED, /* ::ffff:a.b.c.d, an IPv4 address */
 	LAB0_GID_IPV6,        /* any other IPv6 address */
 };

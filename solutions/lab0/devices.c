@@ -14,9 +14,9 @@ struct ibv_device **lab0_get_devices(int *num)
 {
 	*num = 0;
 	/* BEGIN SOLUTION step 1
-	 * Ask libibverbs for the devices: ibv_get_device_list() returns a
-	 * NULL-terminated array and its length; nothing is opened yet.
-	 * Read: man ibv_get_device_list.
+	 * Ask libibverbs for the devices. Decide where *num comes from, what
+	 * an empty list means here, and who frees the array on each path.
+	 * Read: man ibv_get_device_list (RETURN VALUE, NOTES).
 	 * stub: rl_todo(1);
 	 * stub: return NULL;
 	 */
@@ -43,9 +43,9 @@ struct ibv_device **lab0_get_devices(int *num)
 int lab0_describe_device(struct ibv_device *dev, char *line, size_t len)
 {
 	/* BEGIN SOLUTION step 2
-	 * A device can be described before it is opened: read its name, GUID
-	 * (big-endian: convert with be64toh), node type and transport type.
-	 * Read: man ibv_get_device_name, man ibv_get_device_guid, man ibv_node_type_str.
+	 * A device can be described before it is opened. Decide in what byte
+	 * order its GUID comes and what snprintf's count says about a cut line.
+	 * Read: man ibv_get_device_guid, man endian, man 3 snprintf.
 	 * stub: return rl_todo(2);
 	 */
 	uint64_t guid = be64toh(ibv_get_device_guid(dev));
@@ -63,16 +63,16 @@ int lab0_describe_device(struct ibv_device *dev, char *line, size_t len)
 }
 
 /*
- * Step 3. Open the device called NAME in LIST; with NAME NULL, the one
- * RDMALAB_DEVICE names, else the first. Returns its context, or NULL after
- * printing why.
+ * Step 3. Open the device the user chose: NAME and RDMALAB_DEVICE may each
+ * name one of LIST; with neither, the first. Returns its context, or NULL
+ * after printing why.
  */
 struct ibv_context *lab0_open_device(struct ibv_device **list, int num, const char *name)
 {
 	/* BEGIN SOLUTION step 3
-	 * Pick the device (NAME, else getenv("RDMALAB_DEVICE"), else the first)
-	 * and open it: the context ibv_open_device() returns is what every later verb takes.
-	 * Read: man ibv_open_device.
+	 * Decide which source wins when both name a device, and what a name
+	 * no device has gets. The context is what every later verb takes.
+	 * Read: man ibv_open_device, man getenv.
 	 * stub: rl_todo(3);
 	 * stub: return NULL;
 	 */

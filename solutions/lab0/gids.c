@@ -7,8 +7,8 @@
 enum lab0_gid_form lab0_gid_form(const union ibv_gid *gid)
 {
 	/* BEGIN SOLUTION step 6
-	 * A GID is an IPv6 address: all zeros is an empty slot, fe80::/10 is
-	 * link-local, ::ffff:a.b.c.d carries an IPv4 address (RFC 4291, 2.5).
+	 * A GID is written as an IPv6 address; all zeros is an empty slot.
+	 * Decide how many leading bits make each form (RFC 4291, 2.4 and 2.5.5.2).
 	 * stub: rl_todo(6);
 	 * stub: return LAB0_GID_EMPTY;
 	 */
@@ -34,9 +34,9 @@ enum lab0_gid_form lab0_gid_form(const union ibv_gid *gid)
 int lab0_query_gids(struct ibv_context *ctx, uint8_t port, struct lab0_gid *gids, int max)
 {
 	/* BEGIN SOLUTION step 6
-	 * Read every slot with ibv_query_gid_ex(): it gives the GID and its type
-	 * (RoCE v1 or v2); an empty slot answers ENODATA. Classify each with lab0_gid_form().
-	 * Read: man ibv_query_gid_ex.
+	 * Read every slot: decide which answers mean "nothing here" and which
+	 * a failure, and what an entry's index is. Classify with lab0_gid_form().
+	 * Read: man ibv_query_gid_ex (RETURN VALUE, ERRORS).
 	 * stub: return rl_todo(6);
 	 */
 	struct ibv_gid_entry entry;
@@ -65,15 +65,16 @@ int lab0_query_gids(struct ibv_context *ctx, uint8_t port, struct lab0_gid *gids
 }
 
 /*
- * Step 7. Score one entry as vm/rdma-env.sh does (rl_gid_score): 0 for an
- * empty or link-local GID (never usable), else 4 for RoCE v2 or 2 for
- * anything older, plus 1 when it holds an IPv4 address.
+ * Step 7. Score one entry: 0 when it can never be used, else more for a
+ * better one. Only the order of the scores matters; it is the order
+ * vm/rdma-env.sh's rl_gid_score gives.
  */
 int lab0_gid_score(const struct lab0_gid *g)
 {
 	/* BEGIN SOLUTION step 7
 	 * RoCE v2 rides in UDP/IP, so routers forward it; an IPv4-mapped GID is
-	 * what rdma_cm finds from an IPv4 address; a link-local one never leaves the link.
+	 * what rdma_cm finds from an IPv4 address; a link-local one never leaves
+	 * the link. Decide which of these outranks which.
 	 * stub: return rl_todo(7);
 	 */
 	int score;
@@ -89,14 +90,14 @@ int lab0_gid_score(const struct lab0_gid *g)
 
 /*
  * Step 7. Return the table index of the best of the N entries in GIDS
- * (highest lab0_gid_score, ties to the lowest index) and point *WHY at a
- * sentence saying why; -ENOENT when no entry scores above 0.
+ * (highest lab0_gid_score; a tie broken the same way on every run) and
+ * point *WHY at a sentence saying why; -ENOENT when no entry scores above 0.
  */
 int lab0_pick_gid(const struct lab0_gid *gids, int n, const char **why)
 {
 	/* BEGIN SOLUTION step 7
-	 * Keep the entry with the highest lab0_gid_score(); on a tie keep the
-	 * lower index, so the choice is the same on every run.
+	 * Keep the entry with the highest lab0_gid_score(). Decide which of
+	 * equal entries wins: the array's order is not the table's.
 	 * stub: *why = "not implemented";
 	 * stub: return rl_todo(7);
 	 */

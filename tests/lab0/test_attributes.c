@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../harness.h"
 #include "lab0.h"
@@ -97,8 +98,10 @@ static const char *device_named(struct rl_case *c, int i)
 	long long said = rl_said_int(c, "n");
 	const char *name;
 
-	if (!rl_expect(c, said == n, "expected the %d device(s) of /sys/class/infiniband, the act "
-		       "opened %lld", n, said))
+	if (!rl_expect(c, said == n,
+		       "expected the %d device(s) of /sys/class/infiniband, the act "
+		       "opened %lld",
+		       n, said))
 		return NULL;
 	name = rl_said_str(c, key_of(key, sizeof(key), "name", i));
 	for (j = 0; j < n && strcmp(names[j], name) != 0; j++)
@@ -122,9 +125,10 @@ static int devices(struct rl_case *c)
 /*
  * What the act said of its device I (named *DEV) into ATTR, SIZE bytes,
  * once the lab's VERB returned 0 for it; false (the test failed) otherwise.
+ * STEP is the handout's section for a message.
  */
-static bool said_attr(struct rl_case *c, int i, const char *verb, const char **dev, void *attr,
-		      size_t size)
+static bool said_attr(struct rl_case *c, int i, const char *verb, int step, const char **dev,
+		      void *attr, size_t size)
 {
 	char key[32];
 	long long ret;
@@ -133,8 +137,14 @@ static bool said_attr(struct rl_case *c, int i, const char *verb, const char **d
 	if (!*dev)
 		return false;
 	ret = rl_said_int(c, key_of(key, sizeof(key), "ret", i));
-	return rl_expect(c, ret == 0, "expected %s to return 0 for %s, got %lld (%s)", verb, *dev,
-			 ret, strerror((int)-ret)) &&
+	return rl_expect(c, ret == 0,
+			 "expected %s to return 0 for %s, got %lld (%s)%s; see "
+			 "docs/lab0.md#step-%d",
+			 verb, *dev, ret, strerror((int)-ret),
+			 ret == -EINVAL && step == 5 ? ": the port number is given as the verb "
+						       "counts it" :
+						       "",
+			 step) &&
 	       said_struct(c, key_of(key, sizeof(key), "attr", i), attr, size);
 }
 
@@ -142,7 +152,7 @@ static bool said_attr(struct rl_case *c, int i, const char *verb, const char **d
 
 static bool device_attr(struct rl_case *c, int i, const char **dev, struct ibv_device_attr *attr)
 {
-	return said_attr(c, i, "lab0_query_device", dev, attr, sizeof(*attr));
+	return said_attr(c, i, "lab0_query_device", 4, dev, attr, sizeof(*attr));
 }
 
 /* Fails the test unless ibv_devinfo's KEY (a number) of DEV equals GOT. */
@@ -156,11 +166,13 @@ static void expect_devinfo(struct rl_case *c, const char *dev, const char *key,
 	if (rl_expect(c, ref_devinfo(dev, 0, key, value, sizeof(value)) == 0,
 		      "expected ibv_devinfo to print %s of %s, it did not", key, dev))
 		rl_expect(c, strtoull(value, NULL, 0) == got,
-			  "%s: %s: expected %s (ibv_devinfo), got %llu", dev, key, value, got);
+			  "%s: %s: expected %s (ibv_devinfo), got %llu; see docs/lab0.md#step-4",
+			  dev, key, value, got);
 }
 
 /* Fails the test unless ATTR's port count is the number of DEV's ports in sysfs. */
-static void expect_port_count(struct rl_case *c, const char *dev, const struct ibv_device_attr *attr)
+static void expect_port_count(struct rl_case *c, const char *dev,
+			      const struct ibv_device_attr *attr)
 {
 	char dir[256];
 	struct dirent *e;
@@ -176,8 +188,8 @@ static void expect_port_count(struct rl_case *c, const char *dev, const struct i
 		n += e->d_name[0] != '.';
 	closedir(d);
 	rl_expect(c, attr->phys_port_cnt == n,
-		  "%s: phys_port_cnt: expected %d (entries in %s), got %u", dev, n, dir,
-		  attr->phys_port_cnt);
+		  "%s: phys_port_cnt: expected %d (entries in %s), got %u; see docs/lab0.md#step-4",
+		  dev, n, dir, attr->phys_port_cnt);
 }
 
 static void limits_match_devinfo(struct rl_case *c)
@@ -217,9 +229,10 @@ static void atomic_cap_matches_devinfo(struct rl_case *c)
 	for (i = 0; i < devices(c) && !rl_failed(c) && device_attr(c, i, &dev, &attr); i++)
 		if (rl_expect(c, ref_devinfo(dev, 0, "atomic_cap", value, sizeof(value)) == 0,
 			      "expected ibv_devinfo to print atomic_cap of %s, it did not", dev))
-			rl_expect(c, ref_paren_number(value) == attr.atomic_cap,
-				  "%s: atomic_cap: expected %s (ibv_devinfo), got %d", dev, value,
-				  attr.atomic_cap);
+			rl_expect(
+				c, ref_paren_number(value) == attr.atomic_cap,
+				"%s: atomic_cap: expected %s (ibv_devinfo), got %d; see docs/lab0.md#step-4",
+				dev, value, attr.atomic_cap);
 }
 
 RL_GRADED(atomic_capability_matches_ibv_devinfo, .step = 4, .points = 1, .act = query_device,
@@ -235,7 +248,8 @@ static void node_guid_matches_sysfs(struct rl_case *c)
 	for (i = 0; i < devices(c) && !rl_failed(c) && device_attr(c, i, &dev, &attr); i++) {
 		ck_assert_int_eq(ref_sysfs(dev, "node_guid", want, sizeof(want)), 0);
 		ref_format_guid(attr.node_guid, got, sizeof(got));
-		rl_expect(c, strcmp(want, got) == 0, "%s: node_guid: expected %s (sysfs), got %s",
+		rl_expect(c, strcmp(want, got) == 0,
+			  "%s: node_guid: expected %s (sysfs), got %s; see docs/lab0.md#step-4",
 			  dev, want, got);
 	}
 }
@@ -243,11 +257,52 @@ static void node_guid_matches_sysfs(struct rl_case *c)
 RL_GRADED(node_guid_matches_sysfs, .step = 4, .points = 1, .act = query_device,
 	  .check = node_guid_matches_sysfs);
 
+/*
+ * The test's device, opened with plain verbs, its command descriptor then
+ * closed: every query of it fails, as a device that went away does. The
+ * verb's own answer first ("verb_ret"), then the lab's ("ret").
+ */
+static void query_a_broken_context(struct rl_case *c)
+{
+	struct ibv_context *ctx = ref_open(rl_test_device());
+	struct ibv_device_attr attr;
+
+	(void)c;
+	close(ctx->cmd_fd);
+	rl_say_int("verb_ret", ibv_query_device(ctx, &attr));
+	rl_say_int("ret", lab0_query_device(ctx, &attr));
+	ibv_close_device(ctx);
+}
+
+/* The lab's query returned the verb's errno, negated; VERB names it for the message. */
+static void returned_the_errno_negated(struct rl_case *c, const char *verb, int step)
+{
+	long long want = rl_said_int(c, "verb_ret"), got = rl_said_int(c, "ret");
+
+	if (!rl_expect(c, want > 0,
+		       "expected %s to fail here with an errno, it returned %lld "
+		       "(a fault in the test)",
+		       verb, want))
+		return;
+	rl_expect(c, got == -want,
+		  "expected -%lld (%s failed with %lld, %s), got %lld: what does the verb "
+		  "return, and what does this function? See docs/lab0.md#step-%d",
+		  want, verb, want, strerror((int)want), got, step);
+}
+
+static void device_query_failure_is_a_negative_errno(struct rl_case *c)
+{
+	returned_the_errno_negated(c, "ibv_query_device", 4);
+}
+
+RL_GRADED(a_failed_device_query_returns_the_errno_negated, .step = 4, .points = 1,
+	  .act = query_a_broken_context, .check = device_query_failure_is_a_negative_errno);
+
 /* Step 5 */
 
 static bool port_attr(struct rl_case *c, int i, const char **dev, struct ibv_port_attr *attr)
 {
-	return said_attr(c, i, "lab0_query_port(port 1)", dev, attr, sizeof(*attr));
+	return said_attr(c, i, "lab0_query_port(port 1)", 5, dev, attr, sizeof(*attr));
 }
 
 /* Fails the test unless the number in parentheses of DEV's ibv_devinfo port 1 KEY equals GOT. */
@@ -260,7 +315,8 @@ static void expect_port_devinfo(struct rl_case *c, const char *dev, const char *
 	if (rl_expect(c, ref_devinfo(dev, 1, key, value, sizeof(value)) == 0,
 		      "expected ibv_devinfo to print port 1's %s of %s, it did not", key, dev))
 		rl_expect(c, ref_paren_number(value) == got,
-			  "%s: %s: expected %s (ibv_devinfo), got (%ld)", dev, key, value, got);
+			  "%s: %s: expected %s (ibv_devinfo), got (%ld); see docs/lab0.md#step-5",
+			  dev, key, value, got);
 }
 
 static void state_and_link_layer_match_sysfs(struct rl_case *c)
@@ -276,11 +332,12 @@ static void state_and_link_layer_match_sysfs(struct rl_case *c)
 		want = strcmp(layer, "Ethernet") == 0 ? IBV_LINK_LAYER_ETHERNET :
 							IBV_LINK_LAYER_INFINIBAND;
 		if (rl_expect(c, atoi(state) == (int)attr.state,
-			      "%s: state: expected %s (sysfs), got %d (%s)", dev, state, attr.state,
-			      ibv_port_state_str(attr.state)))
-			rl_expect(c, attr.link_layer == want,
-				  "%s: link_layer: expected %d (sysfs says %s), got %u", dev, want,
-				  layer, attr.link_layer);
+			      "%s: state: expected %s (sysfs), got %d (%s); see docs/lab0.md#step-5",
+			      dev, state, attr.state, ibv_port_state_str(attr.state)))
+			rl_expect(
+				c, attr.link_layer == want,
+				"%s: link_layer: expected %d (sysfs says %s), got %u; see docs/lab0.md#step-5",
+				dev, want, layer, attr.link_layer);
 	}
 }
 
@@ -317,10 +374,55 @@ static void gid_table_length_matches_devinfo(struct rl_case *c)
 		if (rl_expect(c, ref_devinfo(dev, 1, "gid_tbl_len", value, sizeof(value)) == 0,
 			      "expected ibv_devinfo to print port 1's gid_tbl_len of %s, it did not",
 			      dev))
-			rl_expect(c, atoi(value) == attr.gid_tbl_len,
-				  "%s: gid_tbl_len: expected %s (ibv_devinfo), got %d", dev, value,
-				  attr.gid_tbl_len);
+			rl_expect(
+				c, atoi(value) == attr.gid_tbl_len,
+				"%s: gid_tbl_len: expected %s (ibv_devinfo), got %d; see docs/lab0.md#step-5",
+				dev, value, attr.gid_tbl_len);
 }
 
 RL_GRADED(gid_table_length_matches_ibv_devinfo, .step = 5, .points = 1, .act = query_port,
 	  .check = gid_table_length_matches_devinfo);
+
+/* A port the test's device lacks, drawn for this run: 0, or one past its last. */
+struct lacking_port_in {
+	unsigned port_past_last;
+};
+
+static void a_port_the_device_lacks(struct rl_case *c)
+{
+	struct lacking_port_in *in = c->in;
+
+	in->port_past_last = ref_random_below(2);
+}
+
+/* The verb's answer for that port first ("verb_ret"), then the lab's ("ret"). */
+static void query_the_lacking_port(struct rl_case *c)
+{
+	const struct lacking_port_in *in = c->in;
+	struct ibv_context *ctx = ref_open(rl_test_device());
+	struct ibv_device_attr dattr;
+	struct ibv_port_attr attr;
+	uint8_t port = 0;
+
+	if (in->port_past_last) {
+		ck_assert_msg(ibv_query_device(ctx, &dattr) == 0,
+			      "expected ibv_query_device to work, it did not");
+		port = (uint8_t)(dattr.phys_port_cnt + 1);
+	}
+	rl_say_int("port", port);
+	rl_say_int("verb_ret", ibv_query_port(ctx, port, &attr));
+	rl_say_int("ret", lab0_query_port(ctx, port, &attr));
+	ibv_close_device(ctx);
+}
+
+static void port_query_failure_is_a_negative_errno(struct rl_case *c)
+{
+	char verb[64];
+
+	snprintf(verb, sizeof(verb), "ibv_query_port(port %lld)", rl_said_int(c, "port"));
+	returned_the_errno_negated(c, verb, 5);
+}
+
+RL_GRADED(querying_a_port_the_device_lacks_returns_the_errno_negated, .step = 5, .points = 1,
+	  .setup = a_port_the_device_lacks, .act = query_the_lacking_port,
+	  .check = port_query_failure_is_a_negative_errno);

@@ -90,13 +90,20 @@ static bool lists_the_sysfs_devices(struct rl_case *c)
 	int i, n = ref_sysfs_devices(names, REF_MAX_DEVICES);
 	long long num = rl_said_int(c, "num");
 
-	if (!rl_expect(c, rl_said_int(c, "list"), "expected a list of %d device(s), got NULL", n) ||
-	    !rl_expect(c, num == n, "expected %d device(s) as in /sys/class/infiniband, got %lld",
+	if (!rl_expect(c, rl_said_int(c, "list"),
+		       "expected a list of %d device(s), got NULL (num %lld): the verb writes the "
+		       "list's length through its argument, see docs/lab0.md#step-1",
+		       n, num) ||
+	    !rl_expect(c, num == n,
+		       "expected num = %d, the devices in /sys/class/infiniband, got %lld; see "
+		       "docs/lab0.md#step-1",
 		       n, num))
 		return false;
 	for (i = 0; i < n; i++)
 		if (!rl_expect(c, ref_has_line(rl_said_str(c, "names"), names[i]),
-			       "expected %s (from sysfs) in the list, it is not there", names[i]))
+			       "expected %s (from sysfs) in the list, it is not there; see "
+			       "docs/lab0.md#step-1",
+			       names[i]))
 			return false;
 	return true;
 }
@@ -112,10 +119,12 @@ static void lists_every_sysfs_device(struct rl_case *c)
 		return;
 	found = contexts_on(c, dev, on, sizeof(on), &held);
 	if (held >= 0)
-		rl_expect(c, found,
-			  "expected %s in the list to be a device that opens, the kernel shows no "
-			  "context on it (the test's contexts: %s)",
-			  dev, held ? on : "none");
+		rl_expect(
+			c, found,
+			"expected %s in the list to be a device that opens, the kernel shows no "
+			"context on it (the test's contexts: %s): is each entry a device the verb "
+			"gave? See docs/lab0.md#step-1",
+			dev, held ? on : "none");
 }
 
 RL_GRADED(device_list_names_every_device_in_sysfs, .step = 1, .points = 3, .act = list_devices,
@@ -131,10 +140,13 @@ static void ends_with_null(struct rl_case *c)
 		return;
 	entries = rl_said_int(c, "entries");
 	if (rl_expect(c, entries == num,
-		      "expected %lld device(s) before list[%lld], got NULL at list[%lld]", num, num,
-		      entries))
+		      "expected %lld device(s) before list[%lld], got NULL at list[%lld]; see "
+		      "docs/lab0.md#step-1",
+		      num, num, entries))
 		rl_expect(c, !rl_said_int(c, "device_at_num"),
-			  "expected list[%lld] == NULL, got a device", num);
+			  "expected list[%lld] == NULL, got a device: num counts the devices, not "
+			  "the NULL after them; see docs/lab0.md#step-1",
+			  num);
 }
 
 RL_GRADED(device_list_ends_with_null_after_num_entries, .step = 1, .points = 1, .act = list_devices,
@@ -145,25 +157,33 @@ RL_GRADED(device_list_ends_with_null_after_num_entries, .step = 1, .points = 1, 
 /*
  * The buffers the act gives lab0_describe_device: always one of 256 bytes;
  * with SHORT_LEN set, also one of that many, before the other when
- * SHORT_FIRST (so the order of the calls tells the code nothing).
+ * SHORT_FIRST (so the order of the calls tells the code nothing), and then
+ * two cut to the line the 256 bytes got: exactly its length (no room for
+ * its NUL) and its length plus one.
  */
 struct describe_in {
 	size_t short_len;
 	bool short_first;
 };
 
-/* Calls lab0_describe_device on DEV with LEN bytes; says (PREFIX) what it returned and wrote. */
-static void say_description(struct ibv_device *dev, size_t len, const char *prefix)
+/*
+ * Calls lab0_describe_device on DEV with LEN bytes; says (PREFIX) what it
+ * returned and wrote. Returns the length of what it wrote.
+ */
+static size_t say_description(struct ibv_device *dev, size_t len, const char *prefix)
 {
 	char *line = calloc(1, len + 1); /* line[len] stays NUL, whatever the code writes */
 	char name[64];
+	size_t n;
 
 	ck_assert_msg(line, "expected %zu bytes for the line, got none", len + 1);
 	snprintf(name, sizeof(name), "%sret", prefix);
 	rl_say_int(name, lab0_describe_device(dev, line, len));
 	snprintf(name, sizeof(name), "%sline", prefix);
 	rl_say_str(name, line);
+	n = strlen(line);
 	free(line);
+	return n;
 }
 
 /* Describes the environment's device with the lab's code, in the buffers the setup says. */
@@ -172,14 +192,19 @@ static void describe(struct rl_case *c)
 	const struct describe_in *in = c->in;
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_device *dev;
+	size_t n;
 
 	ck_assert_msg(list, "expected a device list from ibv_get_device_list, got NULL");
 	dev = ref_find(list, rl_test_device());
 	if (in->short_len && in->short_first)
 		say_description(dev, in->short_len, "short_");
-	say_description(dev, 256, "");
+	n = say_description(dev, 256, "");
 	if (in->short_len && !in->short_first)
 		say_description(dev, in->short_len, "short_");
+	if (in->short_len && n > 0) {
+		say_description(dev, n, "exact_");
+		say_description(dev, n + 1, "fits_");
+	}
 	ibv_free_device_list(list);
 }
 
@@ -188,8 +213,10 @@ static const char *described_line(struct rl_case *c)
 {
 	long long ret = rl_said_int(c, "ret");
 
-	if (!rl_expect(c, ret == 0, "expected lab0_describe_device to return 0, got %lld (%s)", ret,
-		       strerror((int)-ret)))
+	if (!rl_expect(
+		    c, ret == 0,
+		    "expected lab0_describe_device to return 0, got %lld (%s); see docs/lab0.md#step-2",
+		    ret, strerror((int)-ret)))
 		return NULL;
 	return rl_said_str(c, "line");
 }
@@ -200,7 +227,8 @@ static bool names_the_device(struct rl_case *c, const char *line)
 	const char *dev = rl_test_device();
 
 	return rl_expect(c, strncmp(line, dev, strlen(dev)) == 0,
-			 "expected a line starting with %s, got \"%s\"", dev, line);
+			 "expected a line starting with %s, got \"%s\"; see docs/lab0.md#step-2",
+			 dev, line);
 }
 
 /* Whether LINE holds the device's GUID as sysfs writes it; the test fails otherwise. */
@@ -210,8 +238,9 @@ static bool shows_the_guid(struct rl_case *c, const char *line)
 
 	ck_assert_int_eq(ref_sysfs(rl_test_device(), "node_guid", guid, sizeof(guid)), 0);
 	return rl_expect(c, strstr(line, guid),
-			 "expected the GUID %s (sysfs node_guid) in the line, got \"%s\"", guid,
-			 line);
+			 "expected the GUID %s (sysfs node_guid) in the line, got \"%s\": in what "
+			 "order does ibv_get_device_guid give its bytes? See docs/lab0.md#step-2",
+			 guid, line);
 }
 
 static void starts_with_the_name(struct rl_case *c)
@@ -245,8 +274,10 @@ static void shows_the_sysfs_node_type(struct rl_case *c)
 		return;
 	ck_assert_int_eq(ref_sysfs(rl_test_device(), "node_type", type, sizeof(type)), 0);
 	want = ibv_node_type_str(atoi(type)); /* sysfs: "1: CA" */
-	rl_expect(c, strstr(line, want),
-		  "expected \"%s\" (sysfs node_type %s) in the line, got \"%s\"", want, type, line);
+	rl_expect(
+		c, strstr(line, want),
+		"expected \"%s\" (sysfs node_type %s) in the line, got \"%s\"; see docs/lab0.md#step-2",
+		want, type, line);
 }
 
 RL_GRADED(device_line_shows_the_node_type_sysfs_reports, .step = 2, .points = 1, .act = describe,
@@ -263,9 +294,10 @@ static void shows_the_devinfo_transport(struct rl_case *c)
 			      0,
 		      "expected ibv_devinfo to print a transport: line, it did not");
 	transport[strcspn(transport, " ")] = '\0'; /* "InfiniBand (0)" */
-	rl_expect(c, strstr(line, transport),
-		  "expected \"%s\" (ibv_devinfo transport) in the line, got \"%s\"", transport,
-		  line);
+	rl_expect(
+		c, strstr(line, transport),
+		"expected \"%s\" (ibv_devinfo transport) in the line, got \"%s\"; see docs/lab0.md#step-2",
+		transport, line);
 }
 
 RL_GRADED(device_line_shows_the_transport_ibv_devinfo_reports, .step = 2, .points = 1,
@@ -291,12 +323,27 @@ static void refused_with_enospc(struct rl_case *c)
 	long long ret = rl_said_int(c, "short_ret");
 	const char *line;
 
-	if (!rl_expect(c, ret == -ENOSPC, "expected -ENOSPC for a %zu-byte buffer, got %lld (%s)",
-		       in->short_len, ret, strerror((int)-ret)))
+	size_t n;
+
+	if (!rl_expect(
+		    c, ret == -ENOSPC,
+		    "expected -ENOSPC for a %zu-byte buffer, got %lld (%s); see docs/lab0.md#step-2",
+		    in->short_len, ret, strerror((int)-ret)))
 		return;
 	line = described_line(c);
-	if (line && names_the_device(c, line))
-		shows_the_guid(c, line);
+	if (!line || !names_the_device(c, line) || !shows_the_guid(c, line))
+		return;
+	n = strlen(line);
+	ret = rl_said_int(c, "exact_ret");
+	if (rl_expect(c, ret == -ENOSPC,
+		      "expected -ENOSPC for a buffer of exactly the line's %zu characters (no room "
+		      "for its NUL), got %lld: what does snprintf's return count? See "
+		      "docs/lab0.md#step-2",
+		      n, ret))
+		rl_expect(c, rl_said_int(c, "fits_ret") == 0,
+			  "expected 0 for a buffer of the line's %zu characters and its NUL, got "
+			  "%lld; see docs/lab0.md#step-2",
+			  n, rl_said_int(c, "fits_ret"));
 }
 
 RL_GRADED(device_line_too_long_for_the_buffer_is_refused, .step = 2, .points = 1,
@@ -308,9 +355,10 @@ RL_GRADED(device_line_too_long_for_the_buffer_is_refused, .step = 2, .points = 1
 struct open_call {
 	char name[REF_NAME_LEN];
 	char env[REF_NAME_LEN];
+	bool env_empty; /* RDMALAB_DEVICE set, to "" */
 };
 
-/* The calls of a test: FIRST (closed again) when it has a name or an environment, then THEN. */
+/* The calls of a test: FIRST (closed again) when it has a name or an environment (empty too), then THEN. */
 struct open_in {
 	struct open_call first;
 	struct open_call then;
@@ -333,7 +381,7 @@ static struct ibv_context *open_as_told(const struct open_call *call, const char
 
 	*list = ibv_get_device_list(&num);
 	ck_assert_msg(*list, "expected a device list from ibv_get_device_list, got NULL");
-	if (call->env[0])
+	if (call->env[0] || call->env_empty)
 		setenv("RDMALAB_DEVICE", call->env, 1);
 	else
 		unsetenv("RDMALAB_DEVICE");
@@ -355,7 +403,7 @@ static void open_and_hold(struct rl_case *c)
 	struct ibv_device **list;
 	struct ibv_context *ctx;
 
-	if (in->first.name[0] || in->first.env[0]) {
+	if (in->first.name[0] || in->first.env[0] || in->first.env_empty) {
 		ctx = open_as_told(&in->first, "first_", &list);
 		if (ctx)
 			ibv_close_device(ctx);
@@ -376,8 +424,12 @@ static void expect_opened(struct rl_case *c, const char *want)
 	bool found;
 	int n;
 
-	if (!rl_expect(c, rl_said_int(c, "opened"), "expected a context for %s, got NULL", want) ||
-	    !rl_expect(c, strcmp(got, want) == 0, "expected %s open, got %s", want, got))
+	if (!rl_expect(c, rl_said_int(c, "opened"),
+		       "expected a context for %s, got NULL; see docs/lab0.md#step-3", want) ||
+	    !rl_expect(c, strcmp(got, want) == 0,
+		       "expected %s open, got %s: which source names the device first? See "
+		       "docs/lab0.md#step-3",
+		       want, got))
 		return;
 	found = contexts_on(c, want, on, sizeof(on), &n);
 	if (n >= 0)
@@ -387,48 +439,88 @@ static void expect_opened(struct rl_case *c, const char *want)
 			want, n ? on : "none");
 }
 
+/*
+ * The name of the last device of the list into NAME: where there are two
+ * or more (the kit's guests have rxe0 and siw0), not the first, so that
+ * code which ignores where the name comes from opens another device.
+ */
+static void last_device(char name[REF_NAME_LEN])
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	int i;
+
+	ck_assert_msg(list && list[0], "expected a device from ibv_get_device_list, got none");
+	for (i = 0; list[i + 1]; i++)
+		;
+	snprintf(name, REF_NAME_LEN, "%s", ibv_get_device_name(list[i]));
+	ibv_free_device_list(list);
+}
+
 /* By name, with RDMALAB_DEVICE naming no device: the name wins. */
 static void name_and_a_wrong_environment(struct rl_case *c)
 {
 	struct open_in *in = c->in;
 
-	snprintf(in->then.name, sizeof(in->then.name), "%s", rl_test_device());
+	last_device(in->then.name);
 	unknown_name(in->then.env);
 }
 
-static void opened_the_test_device(struct rl_case *c)
+static void opened_the_named_device(struct rl_case *c)
 {
-	expect_opened(c, rl_test_device());
+	const struct open_in *in = c->in;
+
+	expect_opened(c, in->then.name);
 }
 
 RL_GRADED(opening_by_name_gives_that_device, .step = 3, .points = 2,
 	  .setup = name_and_a_wrong_environment, .act = open_and_hold,
-	  .check = opened_the_test_device);
+	  .check = opened_the_named_device);
 
 static void environment_only(struct rl_case *c)
 {
 	struct open_in *in = c->in;
 
-	snprintf(in->then.env, sizeof(in->then.env), "%s", rl_test_device());
+	last_device(in->then.env);
+}
+
+static void opened_the_environments_device(struct rl_case *c)
+{
+	const struct open_in *in = c->in;
+
+	expect_opened(c, in->then.env);
 }
 
 RL_GRADED(opening_without_a_name_uses_RDMALAB_DEVICE, .step = 3, .points = 2,
-	  .setup = environment_only, .act = open_and_hold, .check = opened_the_test_device);
+	  .setup = environment_only, .act = open_and_hold, .check = opened_the_environments_device);
 
-/* The first device of the list, as libibverbs gives it to this process. */
+/* First with RDMALAB_DEVICE set but empty (a shell's VAR=), then unset. */
+static void an_empty_then_no_environment(struct rl_case *c)
+{
+	struct open_in *in = c->in;
+
+	in->first.env_empty = true;
+}
+
+/* The first device of the list, as libibverbs gives it to this process, both times. */
 static void opened_the_first_device(struct rl_case *c)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	char first[REF_NAME_LEN];
+	const char *got = rl_said_str(c, "first_device");
 
 	ck_assert_msg(list && list[0], "expected a device from ibv_get_device_list, got none");
 	snprintf(first, sizeof(first), "%s", ibv_get_device_name(list[0]));
 	ibv_free_device_list(list);
-	expect_opened(c, first);
+	if (rl_expect(c, rl_said_int(c, "first_opened") && strcmp(got, first) == 0,
+		      "expected %s, the first device, with RDMALAB_DEVICE set but empty, got %s: "
+		      "what does an empty variable name? See docs/lab0.md#step-3",
+		      first, rl_said_int(c, "first_opened") ? got : "NULL"))
+		expect_opened(c, first);
 }
 
 RL_GRADED(opening_without_a_name_or_RDMALAB_DEVICE_gives_the_first_device, .step = 3, .points = 1,
-	  .act = open_and_hold, .check = opened_the_first_device);
+	  .setup = an_empty_then_no_environment, .act = open_and_hold,
+	  .check = opened_the_first_device);
 
 /* First the right name (it must open), then one no device has, RDMALAB_DEVICE set. */
 static void a_name_then_an_unknown_one(struct rl_case *c)
@@ -449,7 +541,9 @@ static void refused_without_a_context(struct rl_case *c)
 
 	if (!rl_expect(c, rl_said_int(c, "first_opened"),
 		       "expected a context for %s first, got NULL", dev) ||
-	    !rl_expect(c, !rl_said_int(c, "opened"), "expected NULL for %s, got a context for %s",
+	    !rl_expect(c, !rl_said_int(c, "opened"),
+		       "expected NULL for %s, got a context for %s: a name no device has is the "
+		       "caller's mistake, not a reason to open another; see docs/lab0.md#step-3",
 		       in->then.name, rl_said_str(c, "device")))
 		return;
 	contexts_on(c, dev, on, sizeof(on), &n);

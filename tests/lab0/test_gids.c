@@ -46,8 +46,10 @@ static int said_gid_table(struct rl_case *c, const struct lab0_gid **gids)
 	long long n = rl_said_int(c, "n");
 	size_t bytes;
 
-	if (!rl_expect(c, n > 0, "expected lab0_query_gids to find GIDs, got %lld (%s)", n,
-		       n < 0 ? strerror((int)-n) : "none"))
+	if (!rl_expect(c, n > 0,
+		       "expected lab0_query_gids to find GIDs, got %lld (%s): what does an empty "
+		       "slot answer, and is that an error? See docs/lab0.md#step-6",
+		       n, n < 0 ? strerror((int)-n) : "none"))
 		return 0;
 	*gids = rl_said_bytes(c, "gids", &bytes);
 	if (!rl_expect(c, bytes == (size_t)n * sizeof(**gids),
@@ -83,7 +85,12 @@ struct forms_in {
 	union ibv_gid gid[MAX_ENTRIES];
 };
 
-/* Two of each form (one empty: there is one), in random order. */
+/*
+ * Two of each form (one empty: there is one), in random order: one
+ * link-local address in fe80::/64 as the kernel makes them, one elsewhere
+ * in fe80::/10; one IPv6 address ends as an IPv4-mapped one does (ffff
+ * and four bytes) under a prefix that is not zero.
+ */
 static void addresses_of_every_form(struct rl_case *c)
 {
 	static const enum lab0_gid_form forms[] = {
@@ -98,6 +105,9 @@ static void addresses_of_every_form(struct rl_case *c)
 	in->n = sizeof(forms) / sizeof(forms[0]);
 	for (i = 0; i < in->n; i++)
 		g[i] = ref_random_entry(i, forms[i], IBV_GID_TYPE_ROCE_V2);
+	g[2].gid.raw[1] = (uint8_t)(0x81 + ref_random_below(0x3f)); /* fe81:: to febf:: */
+	g[5].gid.raw[0] = (uint8_t)(0x20 | ref_random_below(0x20)); /* 2000::/3 */
+	g[5].gid.raw[10] = g[5].gid.raw[11] = 0xff;
 	ref_shuffle(g, in->n);
 	for (i = 0; i < in->n; i++)
 		in->gid[i] = g[i].gid;
@@ -127,7 +137,9 @@ static void forms_match(struct rl_case *c)
 		return;
 	for (i = 0; i < in->n; i++) {
 		want = ref_gid_form(&in->gid[i]);
-		if (!rl_expect(c, got[i] == (int)want, "%s: expected %s, got %s",
+		if (!rl_expect(c, got[i] == (int)want,
+			       "%s: expected %s, got %s: how many leading bits make each form? "
+			       "See docs/lab0.md#step-6",
 			       ref_gid_text(&in->gid[i], addr), ref_gid_form_str(want),
 			       ref_gid_form_str(got[i])))
 			return;
@@ -174,7 +186,9 @@ static void matches_sysfs(struct rl_case *c, bool types)
 		count++;
 		g = find_index(gids, n, i);
 		if (!rl_expect(c, g,
-			       "expected GID index %d (%s in sysfs) in the table, it is not there",
+			       "expected GID index %d (%s in sysfs) in the table, it is not there: "
+			       "where does a GID table start, and what is an entry's index? See "
+			       "docs/lab0.md#step-6",
 			       i, want))
 			return;
 		snprintf(got, sizeof(got), "%04x:%04x:%04x:%04x:%04x:%04x:%04x:%04x",
@@ -197,7 +211,9 @@ static void matches_sysfs(struct rl_case *c, bool types)
 			       ref_gid_type_str(g->type)))
 			return;
 	}
-	rl_expect(c, n == count, "expected %d non-empty GIDs (as in sysfs), got %d", count, n);
+	rl_expect(c, n == count,
+		  "expected %d non-empty GIDs (as in sysfs), got %d; see docs/lab0.md#step-6",
+		  count, n);
 }
 
 static void holds_every_nonempty_sysfs_gid(struct rl_case *c)
@@ -283,28 +299,69 @@ static void score_each(struct rl_case *c)
 	rl_say_bytes("scores", got, (size_t)in->n * sizeof(got[0]));
 }
 
-static void scores_match(struct rl_case *c)
+/* "ADDRESS (TYPE, FORM)" of entry G into BUF; returns BUF. */
+static const char *entry_text(const struct lab0_gid *g, char *buf, size_t len)
+{
+	char addr[INET6_ADDRSTRLEN];
+
+	snprintf(buf, len, "%s (%s, %s)", ref_gid_text(&g->gid, addr), ref_gid_type_str(g->type),
+		 ref_gid_form_str(g->form));
+	return buf;
+}
+
+/* Entry I scored 0 exactly when it can never be used; the test fails otherwise. */
+static bool zero_when_unusable(struct rl_case *c, int i, int got)
 {
 	const struct table_in *in = c->in;
-	char addr[INET6_ADDRSTRLEN];
+	char e[128];
+
+	if (ref_gid_score(&in->all[i]) == 0)
+		return rl_expect(c, got == 0,
+				 "%s: expected score 0 (never usable), got %d; see "
+				 "docs/lab0.md#step-7",
+				 entry_text(&in->all[i], e, sizeof(e)), got);
+	return rl_expect(c, got > 0,
+			 "%s: expected a score above 0 (usable), got %d; see "
+			 "docs/lab0.md#step-7",
+			 entry_text(&in->all[i], e, sizeof(e)), got);
+}
+
+/*
+ * The scores order the entries as rl_gid_score in vm/rdma-env.sh does:
+ * 0 for those never usable, and among the others the same order. The
+ * numbers themselves are the lab's to choose.
+ */
+static void scores_rank_alike(struct rl_case *c)
+{
+	const struct table_in *in = c->in;
+	const struct lab0_gid *a, *b;
+	char ea[128], eb[128];
 	const int *got;
 	size_t bytes;
-	int i, want;
+	int i, j;
 
 	got = rl_said_bytes(c, "scores", &bytes);
 	if (!said_one_each(c, bytes, in->n))
 		return;
-	for (i = 0; i < in->n; i++) {
-		want = ref_gid_score(&in->all[i]);
-		if (!rl_expect(c, got[i] == want, "%s %s: expected score %d, got %d",
-			       ref_gid_text(&in->all[i].gid, addr),
-			       ref_gid_type_str(in->all[i].type), want, got[i]))
+	for (i = 0; i < in->n; i++)
+		if (!zero_when_unusable(c, i, got[i]))
 			return;
-	}
+	for (i = 0; i < in->n; i++)
+		for (j = 0; j < in->n; j++) {
+			a = &in->all[i];
+			b = &in->all[j];
+			if (ref_gid_score(a) > ref_gid_score(b) && ref_gid_score(b) > 0 &&
+			    !rl_expect(c, got[i] > got[j],
+				       "expected %s to score above %s, got %d and %d: which "
+				       "matters more, and why? See docs/lab0.md#step-7",
+				       entry_text(a, ea, sizeof(ea)), entry_text(b, eb, sizeof(eb)),
+				       got[i], got[j]))
+				return;
+		}
 }
 
-RL_GRADED(gid_scores_match_rl_gid_score_in_vm_rdma_env_sh, .step = 7, .points = 2,
-	  .setup = one_entry_of_each_kind, .act = score_each, .check = scores_match);
+RL_GRADED(gid_scores_rank_entries_as_rl_gid_score_in_vm_rdma_env_sh, .step = 7, .points = 2,
+	  .setup = one_entry_of_each_kind, .act = score_each, .check = scores_rank_alike);
 
 /* Calls lab0_pick_gid on the N entries of GIDS; says the index (PREFIX "index") and the reason. */
 static void say_pick(const char *prefix, const struct lab0_gid *gids, int n)
@@ -368,8 +425,10 @@ static void picked_the_best_and_said_why(struct rl_case *c)
 	long long got = rl_said_int(c, "index");
 	bool given = rl_said_int(c, "why_given");
 
-	if (rl_expect(c, got == want, "expected index %d (RoCE v2, IPv4-mapped), got %lld", want,
-		      got))
+	if (rl_expect(c, got == want,
+		      "expected index %d (RoCE v2, IPv4-mapped), got %lld: the table's index, of "
+		      "the entry that reaches farthest; see docs/lab0.md#step-7",
+		      want, got))
 		rl_expect(c, given && *rl_said_str(c, "why"), "expected a reason in *why, got %s",
 			  given ? "\"\"" : "NULL");
 }
@@ -410,11 +469,15 @@ static void never_picked_the_unusable(struct rl_case *c)
 	int want = ref_pick_gid(in->all, in->n);
 	long long got = rl_said_int(c, "index");
 
-	if (rl_expect(c, got == want, "expected index %d (the only routable entry), got %lld", want,
-		      got)) {
+	if (rl_expect(c, got == want,
+		      "expected index %d (the only routable entry), got %lld; see "
+		      "docs/lab0.md#step-7",
+		      want, got)) {
 		got = rl_said_int(c, "unusable_index");
 		rl_expect(c, got == -ENOENT,
-			  "expected -ENOENT with only link-local and empty entries, got %lld", got);
+			  "expected -ENOENT with only link-local and empty entries, got %lld: a "
+			  "link-local GID never leaves its link; see docs/lab0.md#step-7",
+			  got);
 	}
 }
 
@@ -446,8 +509,10 @@ static void picked_the_lowest_index(struct rl_case *c)
 	int want = ref_pick_gid(in->all, in->n);
 	long long got = rl_said_int(c, "index");
 
-	rl_expect(c, got == want, "expected index %d (lowest of %d equal entries), got %lld", want,
-		  in->n, got);
+	rl_expect(c, got == want,
+		  "expected index %d (lowest of %d equal entries), got %lld: the table's order "
+		  "is not the index's; see docs/lab0.md#step-7",
+		  want, in->n, got);
 }
 
 RL_GRADED(pick_breaks_ties_with_the_lowest_index, .step = 7, .points = 1, .setup = equal_entries,
@@ -531,8 +596,9 @@ static void agrees_with_rl_pick_gid(struct rl_case *c)
 		      "expected '%s' to print a GID index, it did not", cmd);
 	pclose(p);
 	got = rl_said_int(c, "index");
-	rl_expect(c, got == atoi(want), "expected GID index %d (rl_pick_gid), got %lld", atoi(want),
-		  got);
+	rl_expect(c, got == atoi(want),
+		  "expected GID index %d (rl_pick_gid), got %lld; see docs/lab0.md#step-7",
+		  atoi(want), got);
 }
 
 RL_GRADED(pick_agrees_with_vm_rdma_env_sh_on_this_device, .step = 7, .points = 2, .needs = 6,
