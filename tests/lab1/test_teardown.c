@@ -360,5 +360,5 @@ static void programs_end_to_end(struct rl_case *c)
 		server_program(c, prog);
 }
 
-RL_GRADED(lab1_server_and_client_programs_run_end_to_end, .step = 11, .points = 2, .needs = 10,
+RL_GRADED(lab1_server_and_client_programs_run_end_to_end, .step = 12, .points = 2, .whole = true,
 	  .check = programs_end_to_end);

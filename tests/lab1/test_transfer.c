@@ -459,5 +459,5 @@ static void both_transferred(struct rl_case *c)
 		  log.client_text, rl_said_str(c, "server.written"));
 }
 
-RL_GRADED(server_and_client_processes_connect_and_transfer, .step = 10, .points = 3, .needs = 9,
+RL_GRADED(server_and_client_processes_connect_and_transfer, .step = 12, .points = 3, .whole = true,
 	  .setup = peer_serves_then_connects, .act = client_then_server, .check = both_transferred);
