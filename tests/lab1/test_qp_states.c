@@ -275,12 +275,16 @@ static void aimed_at_the_peer(struct rl_case *c)
 	if (!moved(c, "ret", &to_rtr_move) || !in_state(c, "qpn", "RTR"))
 		return;
 	qp = fx_act_qp(c, "qpn", all, MAX_RES);
-	if (qp && rl_expect(c, fx_res_num(qp, "rqpn") == peer,
-			    "expected dest_qp_num 0x%llx, got 0x%llx (rdma res show qp)", peer,
-			    fx_res_num(qp, "rqpn")))
-		rl_expect(c, fx_res_num(qp, "rq-psn") == in->psn,
-			  "expected rq_psn 0x%x (the peer's PSN), got 0x%llx (rdma res show qp)",
-			  in->psn, fx_res_num(qp, "rq-psn"));
+	if (qp &&
+	    rl_expect(c, fx_res_num(qp, "rqpn") == peer,
+		      "expected dest_qp_num 0x%llx (the peer's QPN), got 0x%llx (rdma res show "
+		      "qp): see docs/lab1.md#step-6",
+		      peer, fx_res_num(qp, "rqpn")))
+		rl_expect(
+			c, fx_res_num(qp, "rq-psn") == in->psn,
+			"expected rq_psn 0x%x (the peer's PSN), got 0x%llx (rdma res show qp): see "
+			"docs/lab1.md#step-6",
+			in->psn, fx_res_num(qp, "rq-psn"));
 }
 
 RL_GRADED(rtr_aims_the_qp_at_the_peers_qpn_and_psn, .step = 6, .points = 2, .setup = choose_psn,
@@ -294,7 +298,9 @@ static void at_the_active_mtu(struct rl_case *c)
 	if (!moved(c, "ret", &to_rtr_move) || !in_state(c, "qpn", "RTR"))
 		return;
 	got = rl_said_int(c, "qp.path_mtu");
-	rl_expect(c, got == mtu, "expected path_mtu %d (the port's active_mtu, %d bytes), got %lld",
+	rl_expect(c, got == mtu,
+		  "expected path_mtu %d (the port's active_mtu, %d bytes), got %lld: see "
+		  "docs/lab1.md#step-6",
 		  mtu, 128 << mtu, got);
 }
 
@@ -334,16 +340,18 @@ static void routed_by_gid(struct rl_case *c)
 	rl_gid_str(&dgid, got);
 	if (!moved(c, "ret", &to_rtr_move) || !in_state(c, "qpn", "RTR") ||
 	    !rl_expect(c, rl_said_int(c, "qp.is_global") == 1,
-		       "expected ah_attr.is_global 1 (RoCE needs a GRH), got %lld",
+		       "expected ah_attr.is_global 1 (RoCE needs a GRH), got %lld: see "
+		       "docs/lab1.md#step-6",
 		       rl_said_int(c, "qp.is_global")) ||
 	    !rl_expect(c, n == 16 && memcmp(dgid.raw, dev.gid.raw, 16) == 0,
-		       "expected dgid %s (the peer's GID), got %s", want, got) ||
+		       "expected dgid %s (the peer's GID), got %s: see docs/lab1.md#step-6", want,
+		       got) ||
 	    !rl_expect(c, rl_said_int(c, "qp.sgid_index") == rl_test_gid_index(),
-		       "expected sgid_index %d (RDMALAB_GID_INDEX), got %lld", rl_test_gid_index(),
-		       rl_said_int(c, "qp.sgid_index")) ||
+		       "expected sgid_index %d (the index given), got %lld: see docs/lab1.md#step-6",
+		       rl_test_gid_index(), rl_said_int(c, "qp.sgid_index")) ||
 	    !rl_expect(c, rl_said_int(c, "qp.ah_port") == rl_test_ib_port(),
-		       "expected ah_attr.port_num %u, got %lld", rl_test_ib_port(),
-		       rl_said_int(c, "qp.ah_port"))) {
+		       "expected ah_attr.port_num %u, got %lld: see docs/lab1.md#step-6",
+		       rl_test_ib_port(), rl_said_int(c, "qp.ah_port"))) {
 		fx_peer_stop();
 		return;
 	}
@@ -454,9 +462,11 @@ static void sends_from_the_psn(struct rl_case *c)
 		return;
 	qp = fx_act_qp(c, "qpn", all, MAX_RES);
 	if (qp)
-		rl_expect(c, fx_res_num(qp, "sq-psn") == in->psn,
-			  "expected sq_psn 0x%x, got 0x%llx (rdma res show qp)", in->psn,
-			  fx_res_num(qp, "sq-psn"));
+		rl_expect(
+			c, fx_res_num(qp, "sq-psn") == in->psn,
+			"expected sq_psn 0x%x (the PSN given), got 0x%llx (rdma res show qp): see "
+			"docs/lab1.md#step-7",
+			in->psn, fx_res_num(qp, "sq-psn"));
 }
 
 RL_GRADED(rts_sends_from_the_psn_given, .step = 7, .points = 2, .setup = choose_psn, .act = to_rts,

@@ -584,7 +584,9 @@ static void reliable_in_reset(struct rl_case *c)
 	if (!fx_made(c, "qp", "a QP from lab1_create_qp", 4))
 		return;
 	type = rl_said_int(c, "qp.type");
-	if (!rl_expect(c, type == IBV_QPT_RC, "expected qp_type IBV_QPT_RC (%d), got %lld",
+	if (!rl_expect(c, type == IBV_QPT_RC,
+		       "expected qp_type IBV_QPT_RC (%d), got %lld: which transport resends, and "
+		       "offers RDMA WRITE? see docs/lab1.md#step-4",
 		       IBV_QPT_RC, type))
 		return;
 	qp = fx_act_qp(c, "qpn", all, MAX_RES);
