@@ -23,6 +23,12 @@ static const char *const rl_hints[] = {
 			      "QPN/GID was exchanged wrongly",
 	[RL_TRAP_QUEUE_FULL] = "the work queue is full: poll completions before posting more, "
 			       "or create the QP deeper",
+	[RL_TRAP_QP_ATTR] =
+		"the QP may not be in the state this transition starts from, the "
+		"mask may lack an attribute the transition requires or name one it "
+		"does not take (the table at the end of man ibv_modify_qp), or a "
+		"value may not fit this port (its number, the GID index: RDMALAB_GID_INDEX, "
+		"ibv_devinfo -v)",
 };
 
 /* The hint for TRAP, or NULL when there is none. */
@@ -52,7 +58,7 @@ enum rl_trap rl_trap_of_errno(const char *verb, int err)
 		{ "ibv_get_device_list", ENODEV, RL_TRAP_NO_DEVICE },
 		{ "ibv_get_device_list", ENOSYS, RL_TRAP_NO_DEVICE },
 		{ "ibv_open_device", ENODEV, RL_TRAP_NO_DEVICE },
-		{ "ibv_modify_qp RTR", EINVAL, RL_TRAP_GID_INDEX },
+		{ "ibv_modify_qp", EINVAL, RL_TRAP_QP_ATTR },
 		{ "ibv_query_gid", EINVAL, RL_TRAP_GID_INDEX },
 		{ "rdma_cm", ETIMEDOUT, RL_TRAP_CM_TIMEOUT },
 		{ "rdma_cm", ECONNREFUSED, RL_TRAP_CM_TIMEOUT },

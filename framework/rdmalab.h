@@ -39,6 +39,7 @@ enum rl_trap {
 	RL_TRAP_TCP_REFUSED,   /* nobody listens on that address and port */
 	RL_TRAP_RETRY_EXC,     /* peer QP gone or unreachable */
 	RL_TRAP_QUEUE_FULL,    /* posted more work requests than the QP holds */
+	RL_TRAP_QP_ATTR,       /* a QP transition refused its state, mask or values */
 };
 
 /* Options every program shares; see args.c for the flags and env fallbacks. */

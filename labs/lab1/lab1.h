@@ -22,8 +22,7 @@
 #define LAB1_WRITE_OFFSET 1024
 #define LAB1_WRITE_MAX 1024
 
-#define LAB1_CQ_DEPTH 16 /* completions the CQ holds */
-#define LAB1_QP_DEPTH 8  /* work requests each queue of the QP holds */
+#define LAB1_QP_DEPTH 8 /* work requests each queue of the QP holds */
 #define LAB1_OOB_TIMEOUT_MS 30000
 #define LAB1_WC_TIMEOUT_MS 10000
 
@@ -74,7 +73,7 @@ struct lab1_received {
 /* resources.c: steps 1 to 4 */
 struct ibv_pd *lab1_alloc_pd(struct ibv_context *ctx);
 struct ibv_mr *lab1_reg_mr(struct ibv_pd *pd, void *buf, size_t len);
-struct ibv_cq *lab1_create_cq(struct ibv_context *ctx, int depth);
+struct ibv_cq *lab1_create_cq(struct ibv_context *ctx, int qp_depth);
 struct ibv_qp *lab1_create_qp(struct ibv_pd *pd, struct ibv_cq *cq, int depth);
 
 /* qp_states.c: steps 5 to 7 */

@@ -2,15 +2,16 @@
 #include "lab1.h"
 
 /*
- * Step 5. RESET -> INIT: bind QP to PORT and let the peer RDMA-write into
- * our memory. Returns 0, or a negative errno after printing why.
+ * Step 5. RESET -> INIT: bind QP to PORT and grant the peer what this
+ * program's peer does to our memory, no more. Returns 0, or a negative
+ * errno after printing why.
  */
 int lab1_qp_to_init(struct ibv_qp *qp, uint8_t port)
 {
 	/* TODO step 5
-	 * INIT needs the state, a partition key index, the port and the access
-	 * the remote side gets; ibv_modify_qp() returns an errno (positive), not -1.
-	 * Read: man ibv_modify_qp.
+	 * INIT's attributes, and the mask that names them: what the peer may do
+	 * through this QP. ibv_modify_qp() returns an errno (positive), not -1.
+	 * Read: man ibv_modify_qp (its table of required attributes), docs/lab1.md#step-5.
 	 */
 	return rl_todo(5);
 }
@@ -22,23 +23,24 @@ int lab1_qp_to_init(struct ibv_qp *qp, uint8_t port)
 int lab1_qp_to_rtr(struct ibv_qp *qp, uint8_t port, int gid_index, const struct lab1_dest *remote)
 {
 	/* TODO step 6
-	 * Ready to receive: the address vector (RoCE: is_global and a GRH with the
-	 * peer's GID), path MTU, peer QPN, its first PSN, read depth, RNR timer.
-	 * Read: man ibv_modify_qp, man ibv_query_port (active_mtu).
+	 * Ready to receive: where the peer is (RoCE routes by GID), the path's
+	 * packet size, which QP and PSN to expect, what a sender is told to wait.
+	 * Read: man ibv_modify_qp, man ibv_query_port, docs/lab1.md#step-6.
 	 */
 	return rl_todo(6);
 }
 
 /*
- * Step 7. RTR -> RTS: start sending at PSN, with finite timeouts and
- * retries. Returns 0, or a negative errno after printing why.
+ * Step 7. RTR -> RTS: start sending at PSN, with an ACK timeout and
+ * retries that ride out a slow peer but still report a lost one or a
+ * missing receive. Returns 0, or a negative errno after printing why.
  */
 int lab1_qp_to_rts(struct ibv_qp *qp, uint32_t psn)
 {
 	/* TODO step 7
-	 * Ready to send: our first PSN (the one we told the peer), the ACK timeout,
-	 * how often to resend, and how often to retry when the peer has no receive.
-	 * Read: man ibv_modify_qp.
+	 * Ready to send: our first PSN (the one we told the peer), how long to wait
+	 * for an ACK, how often to resend, how often to retry a receiver not ready.
+	 * Read: man ibv_modify_qp, docs/lab1.md#step-7.
 	 */
 	return rl_todo(7);
 }

@@ -17,15 +17,15 @@ struct ibv_pd *lab1_alloc_pd(struct ibv_context *ctx)
 }
 
 /*
- * Step 2. Register LEN bytes at BUF in PD so that a receive can land in
- * them and the peer can RDMA-write into them (nothing more). Returns the
- * MR, or NULL after printing why.
+ * Step 2. Register LEN bytes at BUF in PD, for what this program does
+ * with its buffer and nothing more. Returns the MR, or NULL after
+ * printing why.
  */
 struct ibv_mr *lab1_reg_mr(struct ibv_pd *pd, void *buf, size_t len)
 {
 	/* TODO step 2
 	 * ibv_reg_mr() pins the pages and gives two keys: lkey for our own work
-	 * requests, rkey for the peer's. Grant only what this buffer is used for.
+	 * requests, rkey for the peer's. Grant what this buffer is used for, no more.
 	 * Read: man ibv_reg_mr, docs/lab1.md#step-2.
 	 */
 	rl_todo(2);
@@ -33,15 +33,17 @@ struct ibv_mr *lab1_reg_mr(struct ibv_pd *pd, void *buf, size_t len)
 }
 
 /*
- * Step 3. Create a completion queue of at least DEPTH entries on CTX.
- * Returns it, or NULL after printing why.
+ * Step 3. Create a completion queue on CTX for one QP of QP_DEPTH work
+ * requests each way whose sends and receives both complete here: it must
+ * hold every completion they can have outstanding at once. Returns it, or
+ * NULL after printing why.
  */
-struct ibv_cq *lab1_create_cq(struct ibv_context *ctx, int depth)
+struct ibv_cq *lab1_create_cq(struct ibv_context *ctx, int qp_depth)
 {
 	/* TODO step 3
-	 * Every finished work request leaves one completion here; size it for
-	 * all the requests that can be outstanding. No channel, no vector: we poll.
-	 * Read: man ibv_create_cq.
+	 * Every finished work request leaves one completion here: how many can
+	 * wait at once, with both of the QP's queues full? No channel, no vector: we poll.
+	 * Read: man ibv_create_cq, docs/lab1.md#step-3.
 	 */
 	rl_todo(3);
 	return NULL;
@@ -49,15 +51,16 @@ struct ibv_cq *lab1_create_cq(struct ibv_context *ctx, int depth)
 
 /*
  * Step 4. Create a reliable-connected QP in PD whose sends and receives
- * complete on CQ, with DEPTH work requests of one SGE each way. Returns it
- * (in the RESET state), or NULL after printing why.
+ * complete on CQ, with DEPTH work requests of one SGE each way; of the
+ * send requests, only those that ask for a completion make one. Returns
+ * it (in the RESET state), or NULL after printing why.
  */
 struct ibv_qp *lab1_create_qp(struct ibv_pd *pd, struct ibv_cq *cq, int depth)
 {
 	/* TODO step 4
-	 * Fill a struct ibv_qp_init_attr with designated initializers: both
-	 * CQs, the capacities (cap), and qp_type IBV_QPT_RC. The QP starts in RESET.
-	 * Read: man ibv_create_qp.
+	 * Describe the QP in a struct ibv_qp_init_attr (designated initializers):
+	 * its CQs, its capacities, its type, and who decides what completes.
+	 * Read: man ibv_create_qp, docs/lab1.md#step-4.
 	 */
 	rl_todo(4);
 	return NULL;

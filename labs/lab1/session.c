@@ -34,7 +34,7 @@ static int bring_up(struct ibv_context *ctx, uint8_t port, char *buf, struct lab
 	res->mr = lab1_reg_mr(res->pd, buf, LAB1_BUF_SIZE);
 	if (!res->mr)
 		return -EIO;
-	res->cq = lab1_create_cq(ctx, LAB1_CQ_DEPTH);
+	res->cq = lab1_create_cq(ctx, LAB1_QP_DEPTH);
 	if (!res->cq)
 		return -EIO;
 	res->qp = lab1_create_qp(res->pd, res->cq, LAB1_QP_DEPTH);

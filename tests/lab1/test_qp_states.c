@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fixture.h"
 #include "lab1.h"
@@ -63,13 +64,37 @@ static bool in_state(struct rl_case *c, const char *name, const char *want)
 			       fx_res_str(qp, "state"));
 }
 
-/* The lab's function returned 0, as the act said it as NAME. */
-static bool returned_0(struct rl_case *c, const char *name, const char *fn)
+/* A transition of the QP state machine: the lab's function, the states, the step. */
+struct move {
+	const char *fn, *from, *to, *verb;
+	int step;
+};
+
+static const struct move to_init_move = { "lab1_qp_to_init", "RESET", "INIT", "INIT", 5 };
+static const struct move to_rtr_move = { "lab1_qp_to_rtr", "INIT", "RTR", "RTR", 6 };
+static const struct move to_rts_move = { "lab1_qp_to_rts", "RTR", "RTS", "RTS", 7 };
+
+/*
+ * M's function returned 0, as the act said it as NAME, for a QP the act had
+ * put in M's from-state with plain verbs. -EINVAL there is the verb refusing
+ * the attributes or the mask: the message says where to look.
+ */
+static bool moved(struct rl_case *c, const char *name, const struct move *m)
 {
 	long long ret = rl_said_int(c, name);
 
-	return rl_expect(c, ret == 0, "expected %s to return 0, got %lld (%s)", fn, ret,
-			 strerror((int)-ret));
+	if (ret == -EINVAL)
+		return rl_expect(
+			c, false,
+			"expected %s to return 0 for %s -> %s, got %lld (%s) with the QP "
+			"in %s: the mask lacks a flag this transition requires or names "
+			"one it does not take (the table in man ibv_modify_qp), or a value "
+			"is refused; see docs/lab1.md#step-%d, row 'ibv_modify_qp %s ...: "
+			"Invalid argument' of docs/lab1.md#common-errors-and-fixes",
+			m->fn, m->from, m->to, ret, strerror(EINVAL), m->from, m->step, m->verb);
+	return rl_expect(c, ret == 0,
+			 "expected %s to return 0, got %lld (%s): see docs/lab1.md#step-%d", m->fn,
+			 ret, strerror((int)-ret), m->step);
 }
 
 /* The act's buffer holds what the peer wrote, and the peer's write succeeded. */
@@ -121,7 +146,7 @@ static void in_init_on_the_port(struct rl_case *c)
 	struct rl_res all[MAX_RES];
 	const struct rl_res *qp;
 
-	if (!returned_0(c, "ret", "lab1_qp_to_init") || !in_state(c, "qpn", "INIT"))
+	if (!moved(c, "ret", &to_init_move) || !in_state(c, "qpn", "INIT"))
 		return;
 	qp = fx_act_qp(c, "qpn", all, MAX_RES);
 	if (rl_expect(c, qp && fx_res_num(qp, "port") == rl_test_ib_port(),
@@ -153,23 +178,37 @@ static void init_then_peer_writes(struct rl_case *c)
 	let_the_peer_write(&l, ret == 0);
 }
 
-static void peer_may_write(struct rl_case *c)
+/* The peer writes, then reads: the link's MR allows both, so only the QP can refuse either. */
+static void peer_writes_then_reads(struct rl_case *c)
+{
+	fx_peer_start(&((struct states_in *)c->in)->peer, FX_PEER_WRITE | FX_PEER_READ);
+}
+
+static void peer_may_write_only(struct rl_case *c)
 {
 	struct fx_peer_log log;
-	long long access = rl_said_int(c, "qp.access");
 
-	if (!returned_0(c, "ret", "lab1_qp_to_init") ||
-	    !rl_expect(c, access & IBV_ACCESS_REMOTE_WRITE,
-		       "expected IBV_ACCESS_REMOTE_WRITE in qp_access_flags, got 0x%llx", access)) {
+	if (!moved(c, "ret", &to_init_move)) {
 		fx_peer_stop();
 		return;
 	}
-	if (fx_peer_finish(c, &log))
-		peer_wrote(c, &log, "is IBV_ACCESS_REMOTE_WRITE in qp_access_flags?");
+	if (!fx_peer_finish(c, &log))
+		return;
+	peer_wrote(c, &log,
+		   "the MR allows it, so the QP refused: what does this program's peer do "
+		   "through the QP? see docs/lab1.md#step-5");
+	if (!rl_failed(c))
+		rl_expect(c, log.read_status != IBV_WC_SUCCESS,
+			  "expected the peer's RDMA read through the QP to be refused, got \"%s\" "
+			  "(qp_access_flags 0x%llx): no peer of this program reads, and a QP that "
+			  "allows it lets a peer read any MR that allows it too; see "
+			  "docs/lab1.md#step-5",
+			  fx_status_str(log.read_status), rl_said_int(c, "qp.access"));
 }
 
-RL_GRADED(init_grants_the_peer_remote_write, .step = 5, .points = 1, .setup = peer_writes,
-	  .act = init_then_peer_writes, .check = peer_may_write);
+RL_GRADED(init_grants_the_peer_remote_write_and_nothing_more, .step = 5, .points = 1,
+	  .setup = peer_writes_then_reads, .act = init_then_peer_writes,
+	  .check = peer_may_write_only);
 
 static void choose_bad_port(struct rl_case *c)
 {
@@ -191,16 +230,13 @@ static void init_on_bad_port(struct rl_case *c)
 static void refused_the_bad_port(struct rl_case *c)
 {
 	const struct states_in *in = c->in;
-	long long ret = rl_said_int(c, "ret"), good = rl_said_int(c, "good");
+	long long ret = rl_said_int(c, "ret");
 
 	if (!rl_expect(c, ret == -EINVAL, "expected -EINVAL (%d) for port %u, got %lld (%s)",
 		       -EINVAL, in->port, ret, strerror((int)-ret)) ||
 	    !in_state(c, "qpn", "RESET"))
 		return;
-	if (rl_expect(c, good == 0,
-		      "expected lab1_qp_to_init to return 0 on port %u, got %lld (%s): -EINVAL is "
-		      "for a port the device lacks",
-		      rl_test_ib_port(), good, strerror((int)-good)))
+	if (moved(c, "good", &to_init_move))
 		in_state(c, "peer_qpn", "INIT");
 }
 
@@ -236,15 +272,19 @@ static void aimed_at_the_peer(struct rl_case *c)
 	const struct rl_res *qp;
 	long long peer = rl_said_int(c, "peer_qpn");
 
-	if (!returned_0(c, "ret", "lab1_qp_to_rtr") || !in_state(c, "qpn", "RTR"))
+	if (!moved(c, "ret", &to_rtr_move) || !in_state(c, "qpn", "RTR"))
 		return;
 	qp = fx_act_qp(c, "qpn", all, MAX_RES);
-	if (qp && rl_expect(c, fx_res_num(qp, "rqpn") == peer,
-			    "expected dest_qp_num 0x%llx, got 0x%llx (rdma res show qp)", peer,
-			    fx_res_num(qp, "rqpn")))
-		rl_expect(c, fx_res_num(qp, "rq-psn") == in->psn,
-			  "expected rq_psn 0x%x (the peer's PSN), got 0x%llx (rdma res show qp)",
-			  in->psn, fx_res_num(qp, "rq-psn"));
+	if (qp &&
+	    rl_expect(c, fx_res_num(qp, "rqpn") == peer,
+		      "expected dest_qp_num 0x%llx (the peer's QPN), got 0x%llx (rdma res show "
+		      "qp): see docs/lab1.md#step-6",
+		      peer, fx_res_num(qp, "rqpn")))
+		rl_expect(
+			c, fx_res_num(qp, "rq-psn") == in->psn,
+			"expected rq_psn 0x%x (the peer's PSN), got 0x%llx (rdma res show qp): see "
+			"docs/lab1.md#step-6",
+			in->psn, fx_res_num(qp, "rq-psn"));
 }
 
 RL_GRADED(rtr_aims_the_qp_at_the_peers_qpn_and_psn, .step = 6, .points = 2, .setup = choose_psn,
@@ -255,10 +295,12 @@ static void at_the_active_mtu(struct rl_case *c)
 	enum ibv_mtu mtu = fx_device().active_mtu;
 	long long got;
 
-	if (!returned_0(c, "ret", "lab1_qp_to_rtr") || !in_state(c, "qpn", "RTR"))
+	if (!moved(c, "ret", &to_rtr_move) || !in_state(c, "qpn", "RTR"))
 		return;
 	got = rl_said_int(c, "qp.path_mtu");
-	rl_expect(c, got == mtu, "expected path_mtu %d (the port's active_mtu, %d bytes), got %lld",
+	rl_expect(c, got == mtu,
+		  "expected path_mtu %d (the port's active_mtu, %d bytes), got %lld: see "
+		  "docs/lab1.md#step-6",
 		  mtu, 128 << mtu, got);
 }
 
@@ -296,18 +338,20 @@ static void routed_by_gid(struct rl_case *c)
 	memcpy(dgid.raw, said, n == 16 ? 16 : 0);
 	rl_gid_str(&dev.gid, want);
 	rl_gid_str(&dgid, got);
-	if (!returned_0(c, "ret", "lab1_qp_to_rtr") || !in_state(c, "qpn", "RTR") ||
+	if (!moved(c, "ret", &to_rtr_move) || !in_state(c, "qpn", "RTR") ||
 	    !rl_expect(c, rl_said_int(c, "qp.is_global") == 1,
-		       "expected ah_attr.is_global 1 (RoCE needs a GRH), got %lld",
+		       "expected ah_attr.is_global 1 (RoCE needs a GRH), got %lld: see "
+		       "docs/lab1.md#step-6",
 		       rl_said_int(c, "qp.is_global")) ||
 	    !rl_expect(c, n == 16 && memcmp(dgid.raw, dev.gid.raw, 16) == 0,
-		       "expected dgid %s (the peer's GID), got %s", want, got) ||
+		       "expected dgid %s (the peer's GID), got %s: see docs/lab1.md#step-6", want,
+		       got) ||
 	    !rl_expect(c, rl_said_int(c, "qp.sgid_index") == rl_test_gid_index(),
-		       "expected sgid_index %d (RDMALAB_GID_INDEX), got %lld", rl_test_gid_index(),
-		       rl_said_int(c, "qp.sgid_index")) ||
+		       "expected sgid_index %d (the index given), got %lld: see docs/lab1.md#step-6",
+		       rl_test_gid_index(), rl_said_int(c, "qp.sgid_index")) ||
 	    !rl_expect(c, rl_said_int(c, "qp.ah_port") == rl_test_ib_port(),
-		       "expected ah_attr.port_num %u, got %lld", rl_test_ib_port(),
-		       rl_said_int(c, "qp.ah_port"))) {
+		       "expected ah_attr.port_num %u, got %lld: see docs/lab1.md#step-6",
+		       rl_test_ib_port(), rl_said_int(c, "qp.ah_port"))) {
 		fx_peer_stop();
 		return;
 	}
@@ -337,16 +381,13 @@ static void rtr_from_reset(struct rl_case *c)
 
 static void refused_from_reset(struct rl_case *c)
 {
-	long long ret = rl_said_int(c, "ret"), good = rl_said_int(c, "good");
+	long long ret = rl_said_int(c, "ret");
 
 	if (!rl_expect(c, ret == -EINVAL, "expected -EINVAL (%d) for RESET -> RTR, got %lld (%s)",
 		       -EINVAL, ret, strerror((int)-ret)) ||
 	    !in_state(c, "qpn", "RESET"))
 		return;
-	if (rl_expect(c, good == 0,
-		      "expected lab1_qp_to_rtr to return 0 for INIT -> RTR, got %lld (%s): -EINVAL "
-		      "is for a QP not in INIT",
-		      good, strerror((int)-good)))
+	if (moved(c, "good", &to_rtr_move))
 		in_state(c, "peer_qpn", "RTR");
 }
 
@@ -388,7 +429,7 @@ static void the_lab_gives_the_av(struct rl_case *c)
 
 	if (rl_expect(c, without == EINVAL,
 		      "expected EINVAL from INIT -> RTR without IBV_QP_AV, got %lld", without) &&
-	    returned_0(c, "ret", "lab1_qp_to_rtr"))
+	    moved(c, "ret", &to_rtr_move))
 		in_state(c, "qpn", "RTR");
 }
 
@@ -417,13 +458,15 @@ static void sends_from_the_psn(struct rl_case *c)
 	struct rl_res all[MAX_RES];
 	const struct rl_res *qp;
 
-	if (!returned_0(c, "ret", "lab1_qp_to_rts") || !in_state(c, "qpn", "RTS"))
+	if (!moved(c, "ret", &to_rts_move) || !in_state(c, "qpn", "RTS"))
 		return;
 	qp = fx_act_qp(c, "qpn", all, MAX_RES);
 	if (qp)
-		rl_expect(c, fx_res_num(qp, "sq-psn") == in->psn,
-			  "expected sq_psn 0x%x, got 0x%llx (rdma res show qp)", in->psn,
-			  fx_res_num(qp, "sq-psn"));
+		rl_expect(
+			c, fx_res_num(qp, "sq-psn") == in->psn,
+			"expected sq_psn 0x%x (the PSN given), got 0x%llx (rdma res show qp): see "
+			"docs/lab1.md#step-7",
+			in->psn, fx_res_num(qp, "sq-psn"));
 }
 
 RL_GRADED(rts_sends_from_the_psn_given, .step = 7, .points = 2, .setup = choose_psn, .act = to_rts,
@@ -434,17 +477,21 @@ static void finite_timeouts(struct rl_case *c)
 	long long timeout = rl_said_int(c, "qp.timeout"), retry = rl_said_int(c, "qp.retry_cnt"),
 		  rnr = rl_said_int(c, "qp.rnr_retry");
 
-	if (!returned_0(c, "ret", "lab1_qp_to_rts") || !in_state(c, "qpn", "RTS"))
+	if (!moved(c, "ret", &to_rts_move) || !in_state(c, "qpn", "RTS"))
 		return;
 	if (rl_expect(c, timeout >= 1 && timeout <= 31,
-		      "expected an ACK timeout from 1 to 31 (0 waits for ever), got %lld",
+		      "expected an ACK timeout from 1 to 31, got %lld: 0 waits for ever, and a "
+		      "lost peer is never noticed; see docs/lab1.md#step-7",
 		      timeout) &&
-	    rl_expect(c, retry >= 1 && retry <= 7, "expected retry_cnt from 1 to 7, got %lld",
-		      retry))
+	    rl_expect(c, retry >= 1 && retry <= 7,
+		      "expected retry_cnt from 1 to 7, got %lld: see docs/lab1.md#step-7", retry))
 		rl_expect(c, rnr >= 1 && rnr <= 6,
-			  "expected rnr_retry from 1 to 6 (7 retries for ever and hides a missing "
-			  "receive), got %lld",
-			  rnr);
+			  "expected rnr_retry from 1 to 6, got %lld: %s; see docs/lab1.md#step-7",
+			  rnr,
+			  rnr == 0 ?
+				  "0 gives up at the first RNR NAK, so a receive posted a moment "
+				  "late fails the send" :
+				  "7 retries for ever and hides a missing receive");
 }
 
 RL_GRADED(rts_sets_finite_timeouts_and_retries, .step = 7, .points = 1, .setup = choose_psn,
@@ -467,18 +514,163 @@ static void rts_from_init(struct rl_case *c)
 
 static void refused_from_init(struct rl_case *c)
 {
-	long long ret = rl_said_int(c, "ret"), good = rl_said_int(c, "good");
+	long long ret = rl_said_int(c, "ret");
 
 	if (!rl_expect(c, ret == -EINVAL, "expected -EINVAL (%d) for INIT -> RTS, got %lld (%s)",
 		       -EINVAL, ret, strerror((int)-ret)) ||
 	    !in_state(c, "qpn", "INIT"))
 		return;
-	if (rl_expect(c, good == 0,
-		      "expected lab1_qp_to_rts to return 0 for RTR -> RTS, got %lld (%s): -EINVAL "
-		      "is for a QP not in RTR",
-		      good, strerror((int)-good)))
+	if (moved(c, "good", &to_rts_move))
 		in_state(c, "peer_qpn", "RTS");
 }
 
 RL_GRADED(rts_straight_from_init_fails_with_einval, .step = 7, .points = 1, .setup = choose_psn,
 	  .act = rts_from_init, .check = refused_from_init);
+
+/*
+ * The peer is slow, then late, then absent. A slow peer: its QP reaches RTR
+ * only SLOW_PEER_MS after our RDMA write went out, so the write's first
+ * packets go unanswered and only a resend within the ACK timeout and retry
+ * count can reach it. A late receiver: it posts its receive LATE_RECV_MS
+ * after our SEND, and tells a sender to wait 163.84 ms (min_rnr_timer 28)
+ * before each retry. An absent receiver never posts one.
+ */
+#define SLOW_PEER_MS 200
+#define LATE_RECV_MS 20
+#define PEER_RNR_TIMER 28 /* 163.84 ms */
+#define GIVE_UP_MS 4000
+
+/* Post on QP one signaled request of OPCODE (wr_id ID) from MR into PEER_MR. */
+static void post_one(struct ibv_qp *qp, struct ibv_mr *mr, struct ibv_mr *peer_mr,
+		     enum ibv_wr_opcode opcode, uint64_t id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)mr->addr, .length = 16, .lkey = mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = id,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = opcode,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)peer_mr->addr, .rkey = peer_mr->rkey },
+	},
+			   *bad;
+
+	ck_assert_msg(ibv_post_send(qp, &wr, &bad) == 0, "fixture: ibv_post_send failed");
+}
+
+/* Say as NAME the status of the next completion on CQ within MS, or -1 when none came. */
+static int say_status(const char *name, struct ibv_cq *cq, int ms)
+{
+	struct ibv_wc wc;
+	int status = fx_poll(cq, &wc, ms) ? (int)wc.status : -1;
+
+	rl_say_int(name, status);
+	return status;
+}
+
+/*
+ * The receiver to RTR, aimed at QP, telling senders to wait PEER_RNR_TIMER
+ * before each retry. A responder needs no RTS; plain verbs here, since the
+ * fixture's RTS is step 7's and hidden in its acts.
+ */
+static void receiver_up(struct ibv_qp *peer, struct ibv_qp *qp)
+{
+	struct ibv_port_attr port;
+	struct ibv_qp_attr attr;
+	int ret;
+
+	ck_assert_int_eq(ibv_query_port(peer->context, rl_test_ib_port(), &port), 0);
+	attr = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = port.active_mtu,
+		.dest_qp_num = qp->qp_num,
+		.rq_psn = fx_psn(qp),
+		.max_dest_rd_atomic = 1,
+		.min_rnr_timer = PEER_RNR_TIMER,
+		.ah_attr = {
+			.is_global = 1,
+			.port_num = rl_test_ib_port(),
+			.grh = { .sgid_index = rl_test_gid_index(), .hop_limit = 1 },
+		},
+	};
+	ck_assert_int_eq(ibv_query_gid(peer->context, rl_test_ib_port(), rl_test_gid_index(),
+				       &attr.ah_attr.grh.dgid),
+			 0);
+	ret = ibv_modify_qp(peer, &attr,
+			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER);
+	ck_assert_msg(ret == 0, "fixture: the receiver's INIT->RTR failed: %s", strerror(ret));
+}
+
+/* The lab's RTS on a QP aimed at a peer of the act's, which is slow, then late, then absent. */
+static void rts_then_slow_late_absent(struct rl_case *c)
+{
+	struct qps q;
+	struct ibv_mr *mr, *peer_mr;
+	int ret;
+
+	(void)c;
+	q.ctx = fx_open();
+	q.pd = fx_pd(q.ctx);
+	q.qp = fx_qp(q.pd, fx_cq(q.ctx));
+	q.peer = fx_qp(q.pd,
+		       fx_cq(q.ctx)); /* a CQ of its own: the sender's completions stay apart */
+	mr = fx_mr(q.pd, FX_BUF_SIZE);
+	peer_mr = fx_mr(q.pd, FX_BUF_SIZE);
+	fx_to_init(q.qp);
+	fx_to_init(q.peer);
+	fx_to_rtr(q.qp, q.peer);
+	ret = lab1_qp_to_rts(q.qp, fx_psn(q.qp));
+	rl_say_int("ret", ret);
+	fx_say_qp("qp", q.qp);
+	if (ret)
+		return;
+	post_one(q.qp, mr, peer_mr, IBV_WR_RDMA_WRITE, 1);
+	usleep(SLOW_PEER_MS * 1000);
+	receiver_up(q.peer, q.qp);
+	if (say_status("slow", q.qp->send_cq, GIVE_UP_MS) != IBV_WC_SUCCESS)
+		return;
+	post_one(q.qp, mr, peer_mr, IBV_WR_SEND, 2);
+	usleep(LATE_RECV_MS * 1000);
+	fx_post_recv(q.peer, peer_mr, peer_mr->addr, 64);
+	if (say_status("late", q.qp->send_cq, GIVE_UP_MS) != IBV_WC_SUCCESS)
+		return;
+	post_one(q.qp, mr, peer_mr, IBV_WR_SEND, 3);
+	say_status("absent", q.qp->send_cq, GIVE_UP_MS);
+}
+
+static void rides_out_slow_peers_and_reports_absent_ones(struct rl_case *c)
+{
+	long long timeout = rl_said_int(c, "qp.timeout"), retry = rl_said_int(c, "qp.retry_cnt"),
+		  rnr = rl_said_int(c, "qp.rnr_retry"), status;
+
+	if (!moved(c, "ret", &to_rts_move))
+		return;
+	status = rl_said_int(c, "slow");
+	if (!rl_expect(c, status == IBV_WC_SUCCESS,
+		       "expected an RDMA write to a peer that is %d ms slow to answer to succeed, "
+		       "got \"%s\" (timeout %lld, retry_cnt %lld): the sender gave up before the "
+		       "peer could answer; how long does it wait in all before it gives up? see "
+		       "docs/lab1.md#step-7",
+		       SLOW_PEER_MS, fx_status_str(status), timeout, retry))
+		return;
+	status = rl_said_int(c, "late");
+	if (!rl_expect(c, status == IBV_WC_SUCCESS,
+		       "expected a SEND to a receiver that posts its receive %d ms late to succeed "
+		       "(it asks for 163.84 ms between tries), got \"%s\" (rnr_retry %lld): the "
+		       "sender gave up at the first receiver-not-ready NAK; see docs/lab1.md#step-7",
+		       LATE_RECV_MS, fx_status_str(status), rnr))
+		return;
+	status = rl_said_int(c, "absent");
+	rl_expect(c, status == IBV_WC_RNR_RETRY_EXC_ERR,
+		  "expected a SEND to a receiver that never posts a receive to fail with \"%s\" "
+		  "within %d ms, got \"%s\" (rnr_retry %lld): a sender that retries for ever hides "
+		  "a missing receive instead of reporting it; see docs/lab1.md#step-7",
+		  ibv_wc_status_str(IBV_WC_RNR_RETRY_EXC_ERR), GIVE_UP_MS, fx_status_str(status),
+		  rnr);
+}
+
+RL_GRADED(rts_rides_out_a_slow_peer_and_a_late_receive_and_reports_a_missing_one, .step = 7,
+	  .points = 2, .act = rts_then_slow_late_absent,
+	  .check = rides_out_slow_peers_and_reports_absent_ones);

@@ -290,8 +290,8 @@ static bool peer_wrote(struct rl_case *c, const struct fx_peer_log *log)
 	const char *buf = rl_said_str(c, "buf");
 
 	return rl_expect(c, log->write_status == IBV_WC_SUCCESS,
-			 "expected the peer's RDMA write to succeed, got \"%s\" (is "
-			 "IBV_ACCESS_REMOTE_WRITE granted?)%s%s",
+			 "expected the peer's RDMA write to succeed, got \"%s\" (what lets a peer "
+			 "write into an MR? see docs/lab1.md#step-2)%s%s",
 			 fx_status_str(log->write_status), log->error[0] ? "; the peer: " : "",
 			 log->error) &&
 	       rl_expect(
@@ -374,13 +374,13 @@ static void peer_sent_into_it(struct rl_case *c)
 	status = rl_said_int(c, "recv.status");
 	buf = rl_said_str(c, "buf");
 	if (!rl_expect(c, log.send_status == IBV_WC_SUCCESS,
-		       "expected the receive into the MR to succeed, got \"%s\" at the peer (is "
-		       "IBV_ACCESS_LOCAL_WRITE granted?)%s%s",
+		       "expected the receive into the MR to succeed, got \"%s\" at the peer (a "
+		       "receive is the device writing into the MR: see docs/lab1.md#step-2)%s%s",
 		       fx_status_str(log.send_status), log.error[0] ? "; the peer: " : "",
 		       log.error) ||
 	    !rl_expect(c, status == IBV_WC_SUCCESS,
-		       "expected the receive into the MR to succeed, got \"%s\" (is "
-		       "IBV_ACCESS_LOCAL_WRITE granted?)",
+		       "expected the receive into the MR to succeed, got \"%s\" (a receive is "
+		       "the device writing into the MR: see docs/lab1.md#step-2)",
 		       fx_status_str(status)))
 		return;
 	rl_expect(c, strcmp(buf, log.sent) == 0, "expected \"%s\" (the peer's), got \"%.64s\"",
@@ -403,8 +403,9 @@ static void peer_could_not_read_it(struct rl_case *c)
 	/* Refused by that MR, not for an rkey that names nothing: the same rkey let the peer write. */
 	if (peer_wrote(c, &log) &&
 	    rl_expect(c, log.read_status == IBV_WC_REM_ACCESS_ERR,
-		      "expected the peer's RDMA read to fail with \"%s\" (the lab only needs "
-		      "remote write), got \"%s\"%s%s",
+		      "expected the peer's RDMA read to fail with \"%s\", got \"%s\": no peer "
+		      "of this program reads its buffer, and an MR that allows it gives the "
+		      "buffer to anyone who learns its rkey; see docs/lab1.md#step-2%s%s",
 		      ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR), fx_status_str(log.read_status),
 		      log.error[0] ? "; the peer: " : "", log.error))
 		act_mr(c);
@@ -417,15 +418,20 @@ RL_GRADED(mr_does_not_let_the_peer_rdma_read_it, .step = 2, .points = 1,
 /* Step 3 */
 
 struct cq_in {
-	int depth;
+	int depth; /* of the QP whose both queues complete on the CQ */
 };
 
+/*
+ * A depth of the form 2^k - 1: a CQ of exactly that many entries is one the
+ * device need not round up (rxe rounds to a power of two, less one), so a
+ * CQ that holds only one queue's completions shows.
+ */
 static void choose_depth(struct rl_case *c)
 {
-	((struct cq_in *)c->in)->depth = (int)fx_random_between(20, 500);
+	((struct cq_in *)c->in)->depth = (1 << fx_random_between(3, 8)) - 1;
 }
 
-/* The lab's CQ of IN's depth, beside a PD of the fixture's on the same context. */
+/* The lab's CQ for a QP of IN's depth, beside a PD of the fixture's on the same context. */
 static void create_cq(struct rl_case *c)
 {
 	const struct cq_in *in = c->in;
@@ -444,16 +450,19 @@ static void create_cq(struct rl_case *c)
 	rl_hold();
 }
 
-/* The kernel's one CQ of the act, at least IN's depth deep, into CQ. */
+/* The kernel's one CQ of the act, deep enough for both full queues of IN's QP, into CQ. */
 static bool deep_enough(struct rl_case *c, struct rl_res *cq)
 {
 	const struct cq_in *in = c->in;
 
 	if (!only_one(c, "cq", cq))
 		return false;
-	return rl_expect(c, fx_res_num(cq, "cqe") >= in->depth,
-			 "expected cq->cqe >= %d (rdma res show cq), got %s", in->depth,
-			 fx_res_str(cq, "cqe"));
+	return rl_expect(
+		c, fx_res_num(cq, "cqe") >= 2 * in->depth,
+		"expected cq->cqe >= %d for a QP of depth %d, got %s (rdma res show cq): "
+		"both of its queues complete on this CQ, and a burst of completions it "
+		"cannot hold overflows it, which is fatal to its QPs; see docs/lab1.md#step-3",
+		2 * in->depth, in->depth, fx_res_str(cq, "cqe"));
 }
 
 static void cq_is_deep_enough(struct rl_case *c)
@@ -469,10 +478,10 @@ static void cq_is_deep_enough(struct rl_case *c)
 		  "expected the CQ on the context given, got another");
 }
 
-RL_GRADED(cq_holds_at_least_the_entries_asked_for, .step = 3, .points = 2, .setup = choose_depth,
-	  .act = create_cq, .check = cq_is_deep_enough);
+RL_GRADED(cq_holds_every_completion_both_queues_of_the_qp_can_have, .step = 3, .points = 2,
+	  .setup = choose_depth, .act = create_cq, .check = cq_is_deep_enough);
 
-/* A CQ of 4 entries from the lab's code, then one an entry deeper than the device allows. */
+/* A CQ for a QP of depth 4 from the lab's code, then one for a QP the device cannot complete. */
 static void create_too_deep(struct rl_case *c)
 {
 	struct ibv_context *ctx = fx_open();
@@ -484,7 +493,7 @@ static void create_too_deep(struct rl_case *c)
 	if (!cq)
 		return;
 	ck_assert_int_eq(ibv_query_device(ctx, &attr), 0);
-	rl_say_int("deep", lab1_create_cq(ctx, attr.max_cqe + 1) != NULL);
+	rl_say_int("deep", lab1_create_cq(ctx, attr.max_cqe / 2 + 1) != NULL);
 	rl_hold();
 }
 
@@ -493,25 +502,22 @@ static void only_the_small_cq(struct rl_case *c)
 	int max_cqe = fx_device().max_cqe;
 	struct rl_res cq;
 
-	if (!fx_made(c, "cq", "a CQ of 4 entries from lab1_create_cq", 3) ||
+	if (!fx_made(c, "cq", "a CQ for a QP of depth 4 from lab1_create_cq", 3) ||
 	    !rl_expect(c, !rl_said_int(c, "deep"),
-		       "expected NULL for %d entries (max_cqe is %d), got a CQ", max_cqe + 1,
-		       max_cqe))
+		       "expected NULL for a QP of depth %d (%d completions; max_cqe is %d), got a "
+		       "CQ: see docs/lab1.md#step-3",
+		       max_cqe / 2 + 1, 2 * (max_cqe / 2 + 1), max_cqe))
 		return;
 	/* The kernel agrees: the act holds the small CQ, and nothing deeper. */
 	if (only_one(c, "cq", &cq))
-		rl_expect(c, fx_res_num(&cq, "cqe") >= 4 && fx_res_num(&cq, "cqe") <= max_cqe,
-			  "expected the CQ of 4 entries in 'rdma res show cq', got one of %s",
+		rl_expect(c, fx_res_num(&cq, "cqe") >= 8 && fx_res_num(&cq, "cqe") <= max_cqe,
+			  "expected the CQ for a QP of depth 4 (8 completions) in 'rdma res show "
+			  "cq', got one of %s: see docs/lab1.md#step-3",
 			  fx_res_str(&cq, "cqe"));
 }
 
 RL_GRADED(cq_deeper_than_the_device_allows_is_refused, .step = 3, .points = 1,
 	  .act = create_too_deep, .check = only_the_small_cq);
-
-static void choose_small_depth(struct rl_case *c)
-{
-	((struct cq_in *)c->in)->depth = (int)fx_random_between(8, 64);
-}
 
 static void cq_is_empty(struct rl_case *c)
 {
@@ -525,8 +531,8 @@ static void cq_is_empty(struct rl_case *c)
 		deep_enough(c, &cq);
 }
 
-RL_GRADED(cq_is_empty_when_created, .step = 3, .points = 1, .setup = choose_small_depth,
-	  .act = create_cq, .check = cq_is_empty);
+RL_GRADED(cq_is_empty_when_created, .step = 3, .points = 1, .setup = choose_depth, .act = create_cq,
+	  .check = cq_is_empty);
 
 /* Step 4 */
 
@@ -578,7 +584,9 @@ static void reliable_in_reset(struct rl_case *c)
 	if (!fx_made(c, "qp", "a QP from lab1_create_qp", 4))
 		return;
 	type = rl_said_int(c, "qp.type");
-	if (!rl_expect(c, type == IBV_QPT_RC, "expected qp_type IBV_QPT_RC (%d), got %lld",
+	if (!rl_expect(c, type == IBV_QPT_RC,
+		       "expected qp_type IBV_QPT_RC (%d), got %lld: which transport resends, and "
+		       "offers RDMA WRITE? see docs/lab1.md#step-4",
 		       IBV_QPT_RC, type))
 		return;
 	qp = fx_act_qp(c, "qpn", all, MAX_RES);
@@ -650,3 +658,86 @@ static void on_the_given_cq_and_pd(struct rl_case *c)
 
 RL_GRADED(qp_completes_on_the_given_cq_in_the_given_pd, .step = 4, .points = 1,
 	  .setup = choose_qp_depth, .act = create_qp, .check = on_the_given_cq_and_pd);
+
+/*
+ * The lab's QP, connected to a QP of the act's own on the same device (in a
+ * step 4 act the fixture's QP is hidden: it is step 4's), posts an
+ * unsignaled RDMA write and then a signaled one. The act says how many
+ * completions its CQ got, and the wr_id of the first.
+ */
+static void unsignaled_then_signaled(struct rl_case *c)
+{
+	struct ibv_context *ctx = fx_open();
+	struct ibv_pd *pd = fx_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4 * FX_DEPTH, NULL, NULL, 0),
+		      *peer_cq = ibv_create_cq(ctx, 4 * FX_DEPTH, NULL, NULL, 0);
+	struct ibv_qp_init_attr init = {
+		.send_cq = peer_cq,
+		.recv_cq = peer_cq,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_mr *mr = fx_mr(pd, FX_BUF_SIZE);
+	struct ibv_qp *qp, *peer;
+	struct ibv_sge sge = { .addr = (uintptr_t)mr->addr, .length = 8, .lkey = mr->lkey };
+	struct ibv_send_wr wr[2], *bad;
+	struct ibv_wc wc;
+	int i, n = 0;
+
+	(void)c;
+	ck_assert_msg(cq && peer_cq, "fixture: ibv_create_cq failed: %s", strerror(errno));
+	peer = ibv_create_qp(pd, &init);
+	ck_assert_msg(peer, "fixture: ibv_create_qp failed: %s", strerror(errno));
+	qp = lab1_create_qp(pd, cq, FX_DEPTH);
+	rl_say_int("qp", qp != NULL);
+	if (!qp)
+		return;
+	fx_to_init(qp);
+	fx_to_init(peer);
+	fx_to_rtr(qp, peer);
+	fx_to_rtr(peer, qp);
+	fx_to_rts(qp);
+	for (i = 0; i < 2; i++)
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = 1 + i,
+			.next = i == 0 ? &wr[1] : NULL,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = i == 0 ? 0 : IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = (uintptr_t)mr->addr + 64, .rkey = mr->rkey },
+		};
+	ck_assert_msg(ibv_post_send(qp, wr, &bad) == 0, "fixture: ibv_post_send failed");
+	if (fx_poll(cq, &wc, FX_WC_TIMEOUT_MS)) {
+		rl_say_int("first.wr_id", (long long)wc.wr_id);
+		rl_say_int("first.status", wc.status);
+		n = 1 + fx_poll(cq, &wc, 200);
+	}
+	rl_say_int("completions", n);
+}
+
+static void only_the_signaled_one_completes(struct rl_case *c)
+{
+	long long n;
+
+	if (!fx_made(c, "qp", "a QP from lab1_create_qp", 4))
+		return;
+	n = rl_said_int(c, "completions");
+	if (!rl_expect(c, n >= 1,
+		       "expected a completion for the signaled RDMA write, got none within %d ms",
+		       FX_WC_TIMEOUT_MS) ||
+	    !rl_expect(c, rl_said_int(c, "first.status") == IBV_WC_SUCCESS,
+		       "expected the signaled RDMA write to succeed, got \"%s\"",
+		       fx_status_str(rl_said_int(c, "first.status"))))
+		return;
+	rl_expect(c, n == 1 && rl_said_int(c, "first.wr_id") == 2,
+		  "expected 1 completion, the signaled write's (wr_id 2), after an unsignaled "
+		  "write (wr_id 1) and a signaled one, got %lld, the first for wr_id %lld: this QP "
+		  "completes every send request, also those that ask for none, so a program that "
+		  "posts unsignaled ones finds its CQ filling with completions it never asked for; "
+		  "see docs/lab1.md#step-4",
+		  n, rl_said_int(c, "first.wr_id"));
+}
+
+RL_GRADED(qp_completes_only_the_send_requests_that_ask_for_it, .step = 4, .points = 1,
+	  .act = unsignaled_then_signaled, .check = only_the_signaled_one_completes);

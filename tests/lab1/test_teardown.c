@@ -47,7 +47,7 @@ static void expect_none_left(struct rl_case *c)
 
 	rl_expect(c, !got.pd && !got.mr && !got.cq && !got.qp,
 		  "expected pd 0 mr 0 cq 0 qp 0 (rdma resource show, as before), got pd %d mr %d "
-		  "cq %d qp %d",
+		  "cq %d qp %d: see docs/lab1.md#step-11",
 		  got.pd, got.mr, got.cq, got.qp);
 }
 
@@ -70,8 +70,11 @@ static bool returned_0(struct rl_case *c, const char *what)
 {
 	long long ret = rl_said_int(c, "ret");
 
-	return rl_expect(c, ret == 0, "expected lab1_teardown%s to return 0, got %lld (%s)", what,
-			 ret, strerror((int)-ret));
+	return rl_expect(c, ret == 0,
+			 "expected lab1_teardown%s to return 0, got %lld (%s)%s: see "
+			 "docs/lab1.md#step-11",
+			 what, ret, strerror((int)-ret),
+			 ret == -EBUSY ? " (an object destroyed while another still uses it)" : "");
 }
 
 /* Step 11 */
@@ -360,5 +363,5 @@ static void programs_end_to_end(struct rl_case *c)
 		server_program(c, prog);
 }
 
-RL_GRADED(lab1_server_and_client_programs_run_end_to_end, .step = 11, .points = 2, .needs = 10,
+RL_GRADED(lab1_server_and_client_programs_run_end_to_end, .step = 12, .points = 2, .whole = true,
 	  .check = programs_end_to_end);

@@ -153,7 +153,8 @@ static void landed_both_ways(struct rl_case *c)
 		rl_expect(c,
 			  status == IBV_WC_SUCCESS &&
 				  rl_said_int(c, "send_wc.opcode") == IBV_WC_SEND,
-			  "expected the sender's SEND completion (signaled), got \"%s\"",
+			  "expected the sender's SEND completion, got \"%s\": a send request "
+			  "completes only if it asks; see docs/lab1.md#step-10",
 			  fx_status_str(status));
 }
 
@@ -202,7 +203,8 @@ static void landed_in_the_peer(struct rl_case *c)
 	if (!fx_peer_finish(c, &log) ||
 	    !rl_expect(c,
 		       status == IBV_WC_SUCCESS && rl_said_int(c, "wc.opcode") == IBV_WC_RDMA_WRITE,
-		       "expected a successful RDMA_WRITE completion, got \"%s\"",
+		       "expected a successful RDMA_WRITE completion, got \"%s\": which key names "
+		       "the peer's memory? see docs/lab1.md#step-10",
 		       fx_status_str(status)) ||
 	    !rl_expect(c, strcmp(log.target, in->text) == 0,
 		       "expected \"%s\" at offset %u of the peer's buffer, got \"%.64s\"%s%s",
@@ -459,5 +461,5 @@ static void both_transferred(struct rl_case *c)
 		  log.client_text, rl_said_str(c, "server.written"));
 }
 
-RL_GRADED(server_and_client_processes_connect_and_transfer, .step = 10, .points = 3, .needs = 9,
+RL_GRADED(server_and_client_processes_connect_and_transfer, .step = 12, .points = 3, .whole = true,
 	  .setup = peer_serves_then_connects, .act = client_then_server, .check = both_transferred);

@@ -16,14 +16,19 @@ START_TEST(test_reg_mr_enomem_points_at_memlock_limit)
 }
 END_TEST
 
-START_TEST(test_rtr_einval_points_at_gid_index)
+START_TEST(test_modify_qp_einval_names_every_cause)
 {
 	enum rl_trap trap = rl_trap_of_errno("ibv_modify_qp RTR", EINVAL);
 
-	ck_assert_msg(trap == RL_TRAP_GID_INDEX, "expected RL_TRAP_GID_INDEX, got %d", trap);
-	ck_assert_msg(strstr(rl_hint(trap), "RDMALAB_GID_INDEX") &&
-			      strstr(rl_hint(trap), "ibv_devinfo -v"),
-		      "expected RDMALAB_GID_INDEX and ibv_devinfo -v in: %s", rl_hint(trap));
+	ck_assert_msg(trap == RL_TRAP_QP_ATTR, "expected RL_TRAP_QP_ATTR, got %d", trap);
+	ck_assert_msg(
+		strstr(rl_hint(trap), "state") && strstr(rl_hint(trap), "mask") &&
+			strstr(rl_hint(trap), "man ibv_modify_qp") &&
+			strstr(rl_hint(trap), "RDMALAB_GID_INDEX"),
+		"expected the state, the mask, man ibv_modify_qp and RDMALAB_GID_INDEX in: %s",
+		rl_hint(trap));
+	trap = rl_trap_of_errno("ibv_modify_qp INIT", EINVAL);
+	ck_assert_msg(trap == RL_TRAP_QP_ATTR, "expected RL_TRAP_QP_ATTR for INIT, got %d", trap);
 }
 END_TEST
 
@@ -52,8 +57,8 @@ START_TEST(test_unrelated_errors_have_no_hint)
 	enum rl_trap trap = rl_trap_of_errno("ibv_reg_mr", EFAULT);
 
 	ck_assert_msg(trap == RL_TRAP_NONE, "ibv_reg_mr EFAULT: expected no trap, got %d", trap);
-	trap = rl_trap_of_errno("ibv_modify_qp RTS", EINVAL);
-	ck_assert_msg(trap == RL_TRAP_NONE, "RTS EINVAL: expected no trap, got %d", trap);
+	trap = rl_trap_of_errno("ibv_modify_qp RTS", EIO);
+	ck_assert_msg(trap == RL_TRAP_NONE, "RTS EIO: expected no trap, got %d", trap);
 	ck_assert_msg(rl_hint(RL_TRAP_NONE) == NULL, "expected no hint for RL_TRAP_NONE");
 	ck_assert_msg(rl_hint((enum rl_trap)999) == NULL, "expected no hint out of range");
 }
@@ -134,7 +139,7 @@ Suite *rl_test_suite(void)
 
 	tcase_set_timeout(tc, RL_TEST_TIMEOUT_UNIT);
 	tcase_add_test(tc, test_reg_mr_enomem_points_at_memlock_limit);
-	tcase_add_test(tc, test_rtr_einval_points_at_gid_index);
+	tcase_add_test(tc, test_modify_qp_einval_names_every_cause);
 	tcase_add_test(tc, test_no_device_points_at_doctor);
 	tcase_add_test(tc, test_cm_timeout_asks_whether_peer_listens);
 	tcase_add_test(tc, test_unrelated_errors_have_no_hint);
