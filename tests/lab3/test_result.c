@@ -147,8 +147,10 @@ static void reports_bad_with_ebadmsg(struct rl_case *c)
 	long long ret = rl_said_int(c, "ret0");
 
 	if (rl_expect(c, ret == -EBADMSG,
-		      "expected -EBADMSG after a wrong FILE_INFO hash, got %lld (%s)", ret,
-		      strerror((int)-ret)))
+		      "expected -EBADMSG after a wrong FILE_INFO hash, got %lld (%s): a bad verdict "
+		      "is an error, and success sends main.c on to ask for a key "
+		      "(docs/lab3.md#step-5)",
+		      ret, strerror((int)-ret)))
 		expect_finish(c, 0, -EBADMSG, 0, 0, "false");
 	ref_cleanup();
 }
@@ -161,7 +163,9 @@ static void reports_what_the_receiver_says(struct rl_case *c)
 {
 	long long ret = rl_said_int(c, "ret0");
 
-	if (rl_expect(c, ret == -EBADMSG, "expected -EBADMSG under --fault-bad-hash, got %lld (%s)",
+	if (rl_expect(c, ret == -EBADMSG,
+		      "expected -EBADMSG under --fault-bad-hash, got %lld (%s): a bad verdict is an "
+		      "error, and success sends main.c on to ask for a key (docs/lab3.md#step-5)",
 		      ret, strerror((int)-ret)))
 		expect_finish(c, 0, -EBADMSG, 0, -1, "");
 	ref_cleanup();
@@ -246,12 +250,19 @@ static void only_the_good_one_was_sent(struct rl_case *c)
 	const char *id = ref_in(c)->id;
 	char name[32], what[128];
 	struct ref_line l;
+	long long ret;
 	int i;
 
 	for (i = 0; i < NBAD; i++) {
 		snprintf(name, sizeof(name), "ret%d", i);
-		snprintf(what, sizeof(what), "ID \"%s\": ", bad_ids[i]);
-		if (!expect_ret(c, name, -EINVAL, "send_student_id", what))
+		ret = rl_said_int(c, name);
+		if (!rl_expect(c, ret == -EINVAL,
+			       "ID \"%s\": expected lab3_send_student_id to refuse it with %d and send "
+			       "nothing, got %lld (%s): %s (docs/lab3.md#step-6)",
+			       bad_ids[i], -EINVAL, ret, strerror((int)-ret),
+			       strlen(bad_ids[i]) > RL_PROTO_MAX_ID ?
+				       "cut to fit, it is another student's ID" :
+				       "sent, the receiver ends the connection"))
 			goto out;
 	}
 	snprintf(what, sizeof(what), "then the valid ID %s: ", id);
@@ -333,8 +344,10 @@ static void the_error_is_reported(struct rl_case *c)
 	long long ret = rl_said_int(c, "ret");
 
 	if (rl_expect(c, ret == -ECONNABORTED,
-		      "expected -ECONNABORTED (an ERROR came), got %lld (%s)", ret,
-		      strerror((int)-ret)) &&
+		      "expected -ECONNABORTED (an ERROR came), got %lld (%s): lab3_wait_msg's "
+		      "error says an ERROR came; pass that error on, unchanged "
+		      "(docs/lab3.md#step-7)",
+		      ret, strerror((int)-ret)) &&
 	    rl_expect(c, key[0] == '\0', "expected no key, got \"%s\"", key) &&
 	    expect_read(c, "unread", "wait_key", "") && ref_line(c, "peer", &l))
 		rl_expect(c, !strncmp(l.error, "not-verified", 12),
