@@ -26,8 +26,11 @@ static bool expect_sent(struct rl_case *c)
 {
 	long long ret = rl_said_int(c, "ret");
 
-	return rl_expect(c, ret == 0, "expected lab3_send_file_info to return 0, got %lld (%s)",
-			 ret, strerror((int)-ret));
+	return rl_expect(c, ret == 0, "expected lab3_send_file_info to return 0, got %lld (%s)%s",
+			 ret, strerror((int)-ret),
+			 ret == -EINVAL ? ": the codec refused to encode it; a number converted "
+					  "twice arrives byte-swapped (docs/lab3.md#step-2)" :
+					  "");
 }
 
 /* Test 1: the size. */
@@ -121,9 +124,9 @@ static void the_receiver_compares_the_raw_hash(struct rl_case *c)
 	if (expect_sent(c) && ref_line(c, "peer", &l)) {
 		ref_sha256_hex(0, sha);
 		if (rl_expect(c, !strcmp(l.sha256, sha),
-			      "expected FILE_INFO to carry the file's SHA-256, %s, as 32 raw bytes; "
-			      "the receiver logged: %s. Hex is the form people read "
-			      "(docs/lab3.md#step-2)",
+			      "expected FILE_INFO to carry the file's SHA-256, %s, as 32 raw bytes "
+			      "(Hex is the form people read: docs/lab3.md#step-2); the receiver "
+			      "logged: %s",
 			      sha, l.text) &&
 		    rl_expect(c, l.hash_ok == 1,
 			      "expected RESULT good for a 1-byte file (the receiver compares the 32 "

@@ -93,11 +93,10 @@ static void the_mr_covers_the_file_in_the_pd(struct rl_case *c)
 	int nmr, nqp, i, found = -1, count = 0;
 	struct ref_line l;
 
-	if (!expect_registered(c) ||
-	    !rl_expect(c, rl_said_int(c, "data") && rl_said_int(c, "mr"),
-		       "expected f->data and f->mr set, got %s and %s",
-		       rl_said_int(c, "data") ? "an address" : "NULL",
-		       rl_said_int(c, "mr") ? "an MR" : "NULL"))
+	if (!expect_registered(c) || !rl_expect(c, rl_said_int(c, "data") && rl_said_int(c, "mr"),
+						"expected f->data and f->mr set, got %s and %s",
+						rl_said_int(c, "data") ? "an address" : "NULL",
+						rl_said_int(c, "mr") ? "an MR" : "NULL"))
 		goto out;
 	nmr = rl_rdma_res("mr", rl_act_pid(c), mr, 16);
 	nqp = rl_rdma_res("qp", rl_act_pid(c), qp, 4);
@@ -335,10 +334,11 @@ static void expect_refusals(struct rl_case *c, const struct tweak *t, int n)
 		snprintf(name, sizeof(name), "unread%d", i);
 		unread = rl_said_int(c, name);
 		snprintf(name, sizeof(name), "peer%d", i);
-		if (rl_expect(c, ret == -EPROTO,
-			      "%s: expected -EPROTO, got %lld (%s): a sender that believes a wrong "
-			      "WINDOW sends bytes that are not the file's (docs/lab3.md#step-3)",
-			      t[i].what, ret, strerror((int)-ret)) &&
+		if (rl_expect(c, ret == -EPROTO, "%s: expected -EPROTO, got %lld (%s)%s", t[i].what,
+			      ret, strerror((int)-ret),
+			      ret ? "" :
+				    ": a sender that believes a wrong WINDOW sends bytes that are "
+				    "not the file's (docs/lab3.md#step-3)") &&
 		    rl_expect(c, unread == 0,
 			      "%s: expected lab3_wait_window to take the WINDOW and refuse it, it "
 			      "returned and left the receiver's %s unread",
@@ -443,10 +443,11 @@ static void every_byte_arrived(struct rl_case *c)
 	char name[32];
 	int i;
 
-	if (!rl_expect(c, ret == 0,
-		       "window %lld of %lld bytes: expected 0, got %lld (%s)%s (docs/lab3.md#step-4)",
-		       rl_said_int(c, "index"), rl_said_int(c, "len"), ret, strerror((int)-ret),
-		       write_error_hint(ret)))
+	if (!rl_expect(
+		    c, ret == 0,
+		    "window %lld of %lld bytes: expected 0, got %lld (%s)%s (docs/lab3.md#step-4)",
+		    rl_said_int(c, "index"), rl_said_int(c, "len"), ret, strerror((int)-ret),
+		    write_error_hint(ret)))
 		goto out;
 	for (i = 0; i < in->nfiles && !rl_failed(c); i++) {
 		size = in->file[i].size;
