@@ -50,6 +50,49 @@ static void a_file_of_300_kb(struct rl_case *c)
 /* Step 3 */
 
 /*
+ * Whether a peer in the file's PD could RDMA READ the file through its MR
+ * with the MR's rkey: 1, 0 (its device refused), or -1 (the test could not
+ * try). Two loopback RC QPs of the test's own, in PD: one reads, the other,
+ * which allows remote reads, answers from F's MR.
+ */
+static int remote_read_allowed(struct ibv_pd *pd, const struct lab3_file *f)
+{
+	uint8_t port = rl_test_ib_port(), buf[64];
+	int gid = rl_test_gid_index(), ret = -1;
+	struct rl_qp_dest da, db;
+	struct ibv_qp *a = NULL, *b = NULL;
+	struct ibv_mr *mr;
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+
+	cq = rl_create_cq(pd->context, 8, NULL);
+	mr = rl_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	if (cq)
+		a = rl_create_rc_qp(pd, cq, cq, 4);
+	if (cq)
+		b = rl_create_rc_qp(pd, cq, cq, 4);
+	if (!mr || !a || !b || rl_qp_local_dest(a, port, gid, 1, &da) ||
+	    rl_qp_local_dest(b, port, gid, 1, &db) || rl_qp_to_init(a, port, 0) ||
+	    rl_qp_to_init(b, port, IBV_ACCESS_REMOTE_READ) || rl_qp_to_rtr(a, port, gid, &db) ||
+	    rl_qp_to_rtr(b, port, gid, &da) || rl_qp_to_rts(a, 1) || rl_qp_to_rts(b, 1) ||
+	    rl_post_read(a, mr, buf, f->size < sizeof(buf) ? (uint32_t)f->size : sizeof(buf),
+			 (uintptr_t)f->data, f->mr->rkey, 1))
+		goto out;
+	ret = rl_poll_cq(cq, &wc, 5000);
+	ret = ret == 0 ? 1 : wc.status == IBV_WC_REM_ACCESS_ERR ? 0 : -1;
+out:
+	if (b)
+		ibv_destroy_qp(b);
+	if (a)
+		ibv_destroy_qp(a);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (cq)
+		ibv_destroy_cq(cq);
+	return ret;
+}
+
+/*
  * Register the file with the lab's code in the connection's PD, then send
  * it through that registration with the test's steps, up to the key (the
  * receiver logs the connection then), and hold while the check looks.
@@ -68,6 +111,7 @@ static void register_and_send(struct rl_case *c)
 	rl_say_int("data", rfile.f.data != NULL);
 	rl_say_int("mr", rfile.f.mr != NULL);
 	if (ret == 0 && rfile.f.data && rfile.f.mr) {
+		rl_say_int("remote_read", remote_read_allowed(conn.pd, &rfile.f));
 		ref_send_file_info(&conn, &rfile, false);
 		ref_send_windows(&conn, &rfile);
 		ref_done(&conn, &result);
@@ -97,6 +141,13 @@ static void the_mr_covers_the_file_in_the_pd(struct rl_case *c)
 						"expected f->data and f->mr set, got %s and %s",
 						rl_said_int(c, "data") ? "an address" : "NULL",
 						rl_said_int(c, "mr") ? "an MR" : "NULL"))
+		goto out;
+	if (!rl_expect(c, rl_said_int(c, "remote_read") == 0,
+		       rl_said_int(c, "remote_read") > 0 ?
+			       "expected the file's MR to refuse a remote read, a peer read it with "
+			       "its rkey: whoever learns the rkey may read your file without you "
+			       "(docs/lab3.md#step-3)" :
+			       "the test could not try a remote read of the file's MR (see above)"))
 		goto out;
 	nmr = rl_rdma_res("mr", rl_act_pid(c), mr, 16);
 	nqp = rl_rdma_res("qp", rl_act_pid(c), qp, 4);
