@@ -17,9 +17,9 @@
 int lab3_hash_file(struct lab3_file *f)
 {
 	/* TODO step 1
-	 * Hash with OpenSSL's EVP interface: EVP_DigestInit_ex() with EVP_sha256(),
-	 * EVP_DigestUpdate() once per piece read with pread(), EVP_DigestFinal_ex().
-	 * Read: man EVP_DigestInit_ex, man pread.
+	 * Feed the file to a streaming SHA-256 a piece at a time. Decide how
+	 * to read each piece, from where, and which of its bytes the digest sees.
+	 * Read: man EVP_DigestInit_ex (its example), man 2 pread, docs/lab3.md#step-1.
 	 */
 	return rl_todo(1);
 }

@@ -11,9 +11,9 @@
 int lab3_send_file_info(struct lab3_conn *c, const struct lab3_file *f)
 {
 	/* BEGIN SOLUTION step 2
-	 * Fill a struct rl_msg of type RL_MSG_FILE_INFO (size, and the 32 raw
-	 * bytes of the hash, not hex) and send it with lab3_send_msg().
-	 * Read: docs/protocol.md "Type 1, FILE_INFO"; framework/rdmalab.h (struct rl_msg).
+	 * Fill a struct rl_msg for FILE_INFO and send it with lab3_send_msg().
+	 * Decide each field's form: what does the codec convert for you?
+	 * Read: docs/protocol.md "Type 1, FILE_INFO"; framework/rdmalab.h; docs/lab3.md#step-2.
 	 * stub: return rl_todo(2);
 	 */
 	struct rl_msg m = {
@@ -29,15 +29,15 @@ int lab3_send_file_info(struct lab3_conn *c, const struct lab3_file *f)
 /*
  * Step 5. Say the whole file is written (DONE) and wait for the receiver's
  * verdict into *RESULT. Returns 0 when its hash matched ours; -EBADMSG when
- * it did not, after one line showing both hashes; other errors as
- * lab3_wait_msg() returns them.
+ * it did not, after one line for the user; other errors as lab3_wait_msg()
+ * returns them.
  */
 int lab3_finish(struct lab3_conn *c, const struct lab3_file *f, struct rl_msg_result *result)
 {
 	/* BEGIN SOLUTION step 5
-	 * Send a DONE (no body), then wait for the RESULT with lab3_wait_msg().
-	 * good 0 means the receiver hashed other bytes: print its hash and byte count.
-	 * Read: docs/protocol.md "Type 4, DONE" and "Type 5, RESULT".
+	 * Send DONE, then wait for the RESULT with lab3_wait_msg(). On a bad
+	 * verdict, decide what your one line tells the user: the RESULT has the
+	 * receiver's side. Read: docs/protocol.md "Type 5, RESULT"; docs/lab3.md#step-5.
 	 * stub: return rl_todo(5);
 	 */
 	struct rl_msg m = { .type = RL_MSG_DONE };
@@ -62,15 +62,15 @@ int lab3_finish(struct lab3_conn *c, const struct lab3_file *f, struct rl_msg_re
 }
 
 /*
- * Step 6. Send the student ID the key is for. Refuse (-EINVAL, one line)
- * an ID the receiver would refuse: 1 to 64 graphic ASCII characters.
+ * Step 6. Send the student ID the key is for. Returns 0, lab3_send_msg()'s
+ * error, or -EINVAL (after one line) for an ID it does not send.
  */
 int lab3_send_student_id(struct lab3_conn *c, const char *id)
 {
 	/* BEGIN SOLUTION step 6
-	 * Check the ID with rl_proto_id_valid(), copy it into a STUDENT_ID
-	 * message and send it. The receiver logs it before it answers.
-	 * Read: docs/protocol.md "Type 6, STUDENT_ID".
+	 * Send the ID in a STUDENT_ID message. Decide what to do with one the
+	 * message cannot carry: send it, cut it to fit, or refuse it?
+	 * Read: docs/protocol.md "Type 6, STUDENT_ID"; docs/lab3.md#step-6.
 	 * stub: return rl_todo(6);
 	 */
 	struct rl_msg m = { .type = RL_MSG_STUDENT_ID };
@@ -89,9 +89,9 @@ int lab3_send_student_id(struct lab3_conn *c, const char *id)
 int lab3_wait_key(struct lab3_conn *c, char key[RL_PROTO_MAX_KEY + 1])
 {
 	/* BEGIN SOLUTION step 7
-	 * The receiver answers a STUDENT_ID after a good RESULT with a KEY:
-	 * wait for it with lab3_wait_msg() and copy its text out.
-	 * Read: docs/protocol.md "Type 7, KEY".
+	 * Wait for the KEY with lab3_wait_msg() and copy its text out. An ERROR
+	 * may come instead: who reports it, and with which error?
+	 * Read: docs/protocol.md "Type 7, KEY"; docs/lab3.md#step-7.
 	 * stub: return rl_todo(7);
 	 */
 	struct rl_msg m;

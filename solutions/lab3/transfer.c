@@ -11,9 +11,9 @@
 int lab3_register_file(struct ibv_pd *pd, struct lab3_file *f)
 {
 	/* BEGIN SOLUTION step 3
-	 * mmap() the file read-only, then ibv_reg_mr() it. Which access? Our NIC
-	 * only reads these pages, nobody else touches them, and the mapping is
-	 * read-only. Read: man mmap, man ibv_reg_mr, docs/lab3.md#step-3.
+	 * mmap() the file, then ibv_reg_mr() it. Which access? Work it out from
+	 * who touches these pages in this lab, and how.
+	 * Read: man mmap, man ibv_reg_mr, docs/lab3.md#step-3.
 	 * stub: return rl_todo(3);
 	 */
 	void *data;
@@ -78,9 +78,9 @@ int lab3_wait_window(struct lab3_conn *c, const struct lab3_file *f, struct rl_m
 int lab3_write_window(struct lab3_conn *c, const struct lab3_file *f, const struct rl_msg_window *w)
 {
 	/* BEGIN SOLUTION step 4
-	 * One ibv_send_wr per chunk: opcode IBV_WR_RDMA_WRITE, the local bytes
-	 * with f->mr's lkey, the remote place with the window's addr and rkey.
-	 * Read: man ibv_post_send; lab3_wait_completion() in msg.c.
+	 * One RDMA WRITE per chunk, a bounded number in flight. Design the loop:
+	 * where each chunk is in your MR and in the window, and which completions
+	 * count. Read: man ibv_post_send; lab3_wait_completion(); docs/lab3.md#step-4.
 	 * stub: return rl_todo(4);
 	 */
 	struct ibv_send_wr *bad_wr;
@@ -132,9 +132,9 @@ int lab3_write_window(struct lab3_conn *c, const struct lab3_file *f, const stru
 int lab3_send_windows(struct lab3_conn *c, struct lab3_file *f)
 {
 	/* BEGIN SOLUTION step 4
-	 * Loop: lab3_wait_window(), lab3_write_window(), then a WINDOW_DONE with
-	 * the window's index and len, only once its writes completed.
-	 * Read: docs/protocol.md "The sender's state machine", steps 3 and 4.
+	 * Every window the receiver grants: take it, write it, say it is done.
+	 * Read: docs/protocol.md "The sender's state machine" and "Type 3,
+	 * WINDOW_DONE".
 	 * stub: return rl_todo(4);
 	 */
 	struct rl_msg_window w;

@@ -26,8 +26,11 @@ static bool expect_sent(struct rl_case *c)
 {
 	long long ret = rl_said_int(c, "ret");
 
-	return rl_expect(c, ret == 0, "expected lab3_send_file_info to return 0, got %lld (%s)",
-			 ret, strerror((int)-ret));
+	return rl_expect(c, ret == 0, "expected lab3_send_file_info to return 0, got %lld (%s)%s",
+			 ret, strerror((int)-ret),
+			 ret == -EINVAL ? ": the codec refused to encode it; a number converted "
+					  "twice arrives byte-swapped (docs/lab3.md#step-2)" :
+					  "");
 }
 
 /* Test 1: the size. */
@@ -44,12 +47,14 @@ static void announce_and_take_a_window(struct rl_case *c)
 {
 	struct ref_file rfile;
 	struct lab3_conn conn;
-	struct rl_msg_window w;
+	struct rl_msg m;
+	int ret;
 
 	if (send_file_info(c, &conn, &rfile) == 0) {
-		ref_wait_window(&conn, &w);
-		rl_say_int("offset", (long long)w.offset);
-		rl_say_int("len", w.len);
+		ret = lab3_wait_msg(&conn, RL_MSG_WINDOW, &m);
+		rl_say_int("wait", ret);
+		rl_say_int("offset", ret ? -1 : (long long)m.u.window.offset);
+		rl_say_int("len", ret ? -1 : (long long)m.u.window.len);
 	}
 	ref_close(&conn, &rfile);
 }
@@ -60,7 +65,13 @@ static void the_receiver_logs_the_size(struct rl_case *c)
 	long long offset, len;
 	struct ref_line l;
 
-	if (expect_sent(c)) {
+	if (expect_sent(c) &&
+	    rl_expect(c, rl_said_int(c, "wait") == 0,
+		      "file of %llu bytes: expected a WINDOW in answer to FILE_INFO, got %lld (%s) "
+		      "(the receiver's ERROR is above): if it says too-large, the size it read is "
+		      "not your file's; a number converted twice arrives byte-swapped "
+		      "(docs/lab3.md#step-2)",
+		      size, rl_said_int(c, "wait"), strerror((int)-rl_said_int(c, "wait")))) {
 		/* The receiver's default windows (1 MiB) hold the whole file. */
 		offset = rl_said_int(c, "offset");
 		len = rl_said_int(c, "len");
@@ -113,8 +124,9 @@ static void the_receiver_compares_the_raw_hash(struct rl_case *c)
 	if (expect_sent(c) && ref_line(c, "peer", &l)) {
 		ref_sha256_hex(0, sha);
 		if (rl_expect(c, !strcmp(l.sha256, sha),
-			      "expected FILE_INFO to carry the file's SHA-256, %s, as 32 raw bytes; "
-			      "the receiver logged: %s",
+			      "expected FILE_INFO to carry the file's SHA-256, %s, as 32 raw bytes "
+			      "(Hex is the form people read: docs/lab3.md#step-2); the receiver "
+			      "logged: %s",
 			      sha, l.text) &&
 		    rl_expect(c, l.hash_ok == 1,
 			      "expected RESULT good for a 1-byte file (the receiver compares the 32 "

@@ -69,8 +69,9 @@ static void expect_sha256sum(struct rl_case *c, const char *where)
 		ref_sha256_hex(i, want);
 		lab3_sha256_hex(len == 32 ? sha : (const uint8_t[32]){ 0 }, got);
 		rl_expect(c, strcmp(want, got) == 0,
-			  "file of %llu bytes%s: expected %s (sha256sum), got %s", size, where,
-			  want, got);
+			  "file of %llu bytes%s: expected %s (sha256sum), got %s: the digest must "
+			  "see every byte of the file once, and nothing else (docs/lab3.md#step-1)",
+			  size, where, want, got);
 	}
 	ref_cleanup();
 }
@@ -82,7 +83,8 @@ static void agrees_with_sha256sum(struct rl_case *c)
 
 static void covers_the_whole_file(struct rl_case *c)
 {
-	expect_sha256sum(c, ", offset at the end");
+	expect_sha256sum(c, ", its offset left at the end (your function does not own that offset: "
+			    "docs/lab3.md#step-1)");
 }
 
 static void an_empty_file(struct rl_case *c)

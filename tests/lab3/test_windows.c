@@ -21,6 +21,24 @@ static bool expect_zero(struct rl_case *c, const char *name, const char *fn, con
 			 ret, strerror((int)-ret));
 }
 
+/*
+ * Whether the act said lab3_register_file returned 0; the errors a wrong
+ * access flag gives (ibv_reg_mr's) say so.
+ */
+static bool expect_registered(struct rl_case *c)
+{
+	long long ret = rl_said_int(c, "ret");
+	const char *why = ret == -EFAULT ? ": ibv_reg_mr refuses a write flag on a read-only "
+					   "mapping; which operations touch these pages?" :
+			  ret == -EINVAL ? ": man ibv_reg_mr says which flags need another" :
+					   "";
+
+	return rl_expect(c, ret == 0,
+			 "expected lab3_register_file to return 0, got %lld (%s)%s "
+			 "(docs/lab3.md#step-3)",
+			 ret, strerror((int)-ret), why);
+}
+
 /* A file of 200000 to 400000 bytes, well past the 64 KiB windows of --fault-window 64K. */
 static void a_file_of_300_kb(struct rl_case *c)
 {
@@ -30,6 +48,49 @@ static void a_file_of_300_kb(struct rl_case *c)
 }
 
 /* Step 3 */
+
+/*
+ * Whether a peer in the file's PD could RDMA READ the file through its MR
+ * with the MR's rkey: 1, 0 (its device refused), or -1 (the test could not
+ * try). Two loopback RC QPs of the test's own, in PD: one reads, the other,
+ * which allows remote reads, answers from F's MR.
+ */
+static int remote_read_allowed(struct ibv_pd *pd, const struct lab3_file *f)
+{
+	uint8_t port = rl_test_ib_port(), buf[64];
+	int gid = rl_test_gid_index(), ret = -1;
+	struct rl_qp_dest da, db;
+	struct ibv_qp *a = NULL, *b = NULL;
+	struct ibv_mr *mr;
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+
+	cq = rl_create_cq(pd->context, 8, NULL);
+	mr = rl_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	if (cq)
+		a = rl_create_rc_qp(pd, cq, cq, 4);
+	if (cq)
+		b = rl_create_rc_qp(pd, cq, cq, 4);
+	if (!mr || !a || !b || rl_qp_local_dest(a, port, gid, 1, &da) ||
+	    rl_qp_local_dest(b, port, gid, 1, &db) || rl_qp_to_init(a, port, 0) ||
+	    rl_qp_to_init(b, port, IBV_ACCESS_REMOTE_READ) || rl_qp_to_rtr(a, port, gid, &db) ||
+	    rl_qp_to_rtr(b, port, gid, &da) || rl_qp_to_rts(a, 1) || rl_qp_to_rts(b, 1) ||
+	    rl_post_read(a, mr, buf, f->size < sizeof(buf) ? (uint32_t)f->size : sizeof(buf),
+			 (uintptr_t)f->data, f->mr->rkey, 1))
+		goto out;
+	ret = rl_poll_cq(cq, &wc, 5000);
+	ret = ret == 0 ? 1 : wc.status == IBV_WC_REM_ACCESS_ERR ? 0 : -1;
+out:
+	if (b)
+		ibv_destroy_qp(b);
+	if (a)
+		ibv_destroy_qp(a);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (cq)
+		ibv_destroy_cq(cq);
+	return ret;
+}
 
 /*
  * Register the file with the lab's code in the connection's PD, then send
@@ -50,6 +111,7 @@ static void register_and_send(struct rl_case *c)
 	rl_say_int("data", rfile.f.data != NULL);
 	rl_say_int("mr", rfile.f.mr != NULL);
 	if (ret == 0 && rfile.f.data && rfile.f.mr) {
+		rl_say_int("remote_read", remote_read_allowed(conn.pd, &rfile.f));
 		ref_send_file_info(&conn, &rfile, false);
 		ref_send_windows(&conn, &rfile);
 		ref_done(&conn, &result);
@@ -75,11 +137,17 @@ static void the_mr_covers_the_file_in_the_pd(struct rl_case *c)
 	int nmr, nqp, i, found = -1, count = 0;
 	struct ref_line l;
 
-	if (!expect_zero(c, "ret", "register_file", "") ||
-	    !rl_expect(c, rl_said_int(c, "data") && rl_said_int(c, "mr"),
-		       "expected f->data and f->mr set, got %s and %s",
-		       rl_said_int(c, "data") ? "an address" : "NULL",
-		       rl_said_int(c, "mr") ? "an MR" : "NULL"))
+	if (!expect_registered(c) || !rl_expect(c, rl_said_int(c, "data") && rl_said_int(c, "mr"),
+						"expected f->data and f->mr set, got %s and %s",
+						rl_said_int(c, "data") ? "an address" : "NULL",
+						rl_said_int(c, "mr") ? "an MR" : "NULL"))
+		goto out;
+	if (!rl_expect(c, rl_said_int(c, "remote_read") == 0,
+		       rl_said_int(c, "remote_read") > 0 ?
+			       "expected the file's MR to refuse a remote read, a peer read it with "
+			       "its rkey: whoever learns the rkey may read your file without you "
+			       "(docs/lab3.md#step-3)" :
+			       "the test could not try a remote read of the file's MR (see above)"))
 		goto out;
 	nmr = rl_rdma_res("mr", rl_act_pid(c), mr, 16);
 	nqp = rl_rdma_res("qp", rl_act_pid(c), qp, 4);
@@ -238,7 +306,6 @@ struct tweak {
 static void written_already(struct lab3_file *f)
 {
 	f->written += 64 * KIB;
-	f->windows++;
 }
 
 static void next_window_due(struct lab3_file *f)
@@ -252,7 +319,7 @@ static void smaller_file(struct lab3_file *f)
 }
 
 static const struct tweak not_following[] = {
-	{ "window 1 at offset 65536 after 131072 bytes written", written_already },
+	{ "window 1 at offset 65536 when 131072 bytes were written", written_already },
 	{ "window 1 when window 2 is due", next_window_due },
 };
 
@@ -318,8 +385,11 @@ static void expect_refusals(struct rl_case *c, const struct tweak *t, int n)
 		snprintf(name, sizeof(name), "unread%d", i);
 		unread = rl_said_int(c, name);
 		snprintf(name, sizeof(name), "peer%d", i);
-		if (rl_expect(c, ret == -EPROTO, "%s: expected -EPROTO, got %lld (%s)", t[i].what,
-			      ret, strerror((int)-ret)) &&
+		if (rl_expect(c, ret == -EPROTO, "%s: expected -EPROTO, got %lld (%s)%s", t[i].what,
+			      ret, strerror((int)-ret),
+			      ret ? "" :
+				    ": a sender that believes a wrong WINDOW sends bytes that are "
+				    "not the file's (docs/lab3.md#step-3)") &&
 		    rl_expect(c, unread == 0,
 			      "%s: expected lab3_wait_window to take the WINDOW and refuse it, it "
 			      "returned and left the receiver's %s unread",
@@ -400,20 +470,45 @@ static void write_with_lab_code(struct rl_case *c)
 	rl_say_int("len", w.len);
 }
 
+/* What a step 4 error says of the loop that returned it. */
+static const char *write_error_hint(long long ret)
+{
+	switch (ret) {
+	case -EIO:
+		return ": a write failed in its completion; its line is above";
+	case -ENOMEM:
+		return ": ENOMEM from ibv_post_send: a window posted whole overflows the send queue";
+	case -ETIMEDOUT:
+		return ": a write you never hear of cannot be counted";
+	default:
+		return "";
+	}
+}
+
 static void every_byte_arrived(struct rl_case *c)
 {
 	const struct ref_in *in = ref_in(c);
 	long long ret = rl_said_int(c, "ret");
+	unsigned long long size;
 	struct ref_line l;
 	char name[32];
 	int i;
 
-	if (!rl_expect(c, ret == 0, "window %lld of %lld bytes: expected 0, got %lld (%s)",
-		       rl_said_int(c, "index"), rl_said_int(c, "len"), ret, strerror((int)-ret)))
+	if (!rl_expect(
+		    c, ret == 0,
+		    "window %lld of %lld bytes: expected 0, got %lld (%s)%s (docs/lab3.md#step-4)",
+		    rl_said_int(c, "index"), rl_said_int(c, "len"), ret, strerror((int)-ret),
+		    write_error_hint(ret)))
 		goto out;
 	for (i = 0; i < in->nfiles && !rl_failed(c); i++) {
+		size = in->file[i].size;
 		snprintf(name, sizeof(name), "peer%d", i);
-		if (ref_line(c, name, &l))
+		if (ref_line(c, name, &l) &&
+		    rl_expect(c, l.hash_ok != 0 || l.bytes_received != (long long)size,
+			      "file of %llu bytes: the receiver got them all, and they hash to "
+			      "another SHA-256: the right number of bytes, not the file's; where "
+			      "does each chunk start in your mapping? (docs/lab3.md#step-4)",
+			      size))
 			ref_expect_received(c, &l, i, 5);
 	}
 out:
@@ -435,16 +530,20 @@ RL_GRADED(write_window_writes_every_window_of_a_file, .step = 4, .points = 2,
 	  .receiver = "--fault-window 64K", .setup = a_file_of_300_kb, .act = write_with_lab_code,
 	  .check = every_byte_arrived);
 
-/* One window of 2.5 MiB and more: more chunks than LAB3_MAX_INFLIGHT. */
-static void a_file_of_2_5_mib(struct rl_case *c)
+/*
+ * One window of 10 MiB and more: 40 chunks, more than LAB3_MAX_INFLIGHT
+ * and more than the send queue holds (rxe rounds LAB3_QP_DEPTH up to 31),
+ * so a loop that posts a whole window before it waits overflows it.
+ */
+static void a_file_of_10_mib(struct rl_case *c)
 {
-	uint64_t size = (5 << 19) + 2 * ref_random(0, 32768) + 1;
+	uint64_t size = (10 << 20) + 2 * ref_random(0, 32768) + 1;
 
 	ref_setup(c, &size, 1);
 }
 
 RL_GRADED(write_window_splits_a_large_window_into_chunks, .step = 4, .points = 2,
-	  .receiver = "--max-window 4M", .setup = a_file_of_2_5_mib, .act = write_with_lab_code,
+	  .receiver = "--max-window 16M", .setup = a_file_of_10_mib, .act = write_with_lab_code,
 	  .check = every_byte_arrived);
 
 static void a_file_of_4_kib(struct rl_case *c)
