@@ -300,7 +300,7 @@ static bool prompt(struct rl_case *c, const char *what)
 	return rl_expect(c, wall < waited + PROMPT_MS,
 			 "%s: expected it taken as the completion came, the act done within "
 			 "about %d ms; it took %lld ms, with s->timeout_ms %d (sleep on the "
-			 "channel: poll() wakes when the completion comes)",
+			 "channel: poll() wakes when the completion comes; docs/lab4.md#step-5)",
 			 what, waited, wall, in->timeout_ms);
 }
 
@@ -357,7 +357,8 @@ static void timed_out(struct rl_case *c)
 	    !rl_expect(c, wall >= want - 50 && wall < want + PROMPT_MS,
 		       "a write %d ms into a wait of %d ms, then a wait of %d ms with nothing in "
 		       "flight: expected the first to end as the write came and the second to "
-		       "give up after its timeout, about %d ms in all; they took %lld ms",
+		       "give up after its timeout, about %d ms in all; they took %lld ms: the "
+		       "timeout bounds each call's whole wait (see docs/lab4.md#step-5)",
 		       in->late_ms, WAIT_MS, in->timeout_ms, want, wall))
 		return;
 	rl_expect(c, cpu >= 0 && cpu * 4 < wall,
@@ -425,8 +426,9 @@ static bool armed(struct rl_case *c, const char *what)
 
 static void event_race_check(struct rl_case *c)
 {
-	const char *what = "a completion that landed just before the CQ was armed raises no "
-			   "event: poll once more after ibv_req_notify_cq(), before sleeping";
+	const char *what =
+		"a completion that landed just before the CQ was armed raises no "
+		"event, so what must come between the arm and the sleep? see docs/lab4.md#step-5";
 
 	if ((rl_said_int(c, "ret") != 1 || armed(c, "nothing in the CQ")) &&
 	    took_the_chunk(c, what) && closed(c))
@@ -456,7 +458,7 @@ static void adaptive_budget_check(struct rl_case *c)
 	if (took_the_chunk(c, what) &&
 	    rl_expect(c, rl_said_int(c, "arms") == 0,
 		      "%s: expected it taken by polling, without arming the CQ; it was armed %lld "
-		      "times",
+		      "times: s->spin_us is in microseconds (see docs/lab4.md#step-5)",
 		      what, rl_said_int(c, "arms")) &&
 	    closed(c))
 		prompt(c, what);
@@ -477,7 +479,8 @@ static void adaptive_sleeps_check(struct rl_case *c)
 
 	if (took_the_chunk(c, what) &&
 	    rl_expect(c, arms >= 1,
-		      "%s: expected it to arm the CQ and sleep after 20 ms; it was never armed",
+		      "%s: expected it to arm the CQ and sleep after 20 ms; it was never armed "
+		      "(see docs/lab4.md#step-5)",
 		      what) &&
 	    closed(c) && prompt(c, what))
 		asleep(c, what);
@@ -493,8 +496,8 @@ static void adaptive_race_setup(struct rl_case *c)
 
 static void adaptive_race_check(struct rl_case *c)
 {
-	const char *what = "spin budget 1 ms, then a completion just before the arm (poll once "
-			   "more after ibv_req_notify_cq())";
+	const char *what = "spin budget 1 ms, then a completion just before the arm, which "
+			   "raises no event (see docs/lab4.md#step-5)";
 
 	if ((rl_said_int(c, "ret") != 1 || armed(c, "spin budget 1 ms, nothing in the CQ")) &&
 	    took_the_chunk(c, what) && closed(c))
