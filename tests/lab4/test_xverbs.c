@@ -372,6 +372,19 @@ static void receive_with_lab_code(struct rl_case *c)
 	}
 }
 
+/* Why lab4_receive_file() returned RET, as far as the test's sender REP can tell. */
+static const char *receive_hint(long long ret, const struct fx_report *rep)
+{
+	if (ret == -EIO)
+		return ": it read a completion that was failed or not a write with immediate "
+		       "(then the test's sender's writes fail too): how a poll session reads the "
+		       "CQ, see docs/lab4.md#step-2";
+	if (rep->sent)
+		return ", and the test's sender's writes failed: each write with immediate takes a "
+		       "posted receive, and one that finds none fails (see docs/lab4.md#step-2)";
+	return "";
+}
+
 /*
  * Run RUN received the file whole, hashed it, and judged it as its
  * announcement says; REP is its peer's report.
@@ -398,11 +411,7 @@ static bool received(struct rl_case *c, int run, const struct fx_report *rep)
 	good = rl_said_int(c, name) != 0;
 	if (!rl_expect(c, ret == 0,
 		       "%llu bytes: expected lab4_receive_file to return 0, got %lld (%s)%s", size,
-		       ret, strerror((int)-ret),
-		       rep->sent ? ", and the test's sender's writes failed: each write with "
-				   "immediate takes a posted receive, and one that finds none "
-				   "fails (see docs/lab4.md#step-2)" :
-				   "") ||
+		       ret, strerror((int)-ret), receive_hint(ret, rep)) ||
 	    !rl_expect(c, rep->sent == 0, "%llu bytes: the test's sender failed (%s)", size,
 		       strerror(-rep->sent)) ||
 	    !rl_expect(c, arrived == n, "expected %u chunks arrived, got %lld", n, arrived))
