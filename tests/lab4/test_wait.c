@@ -374,8 +374,8 @@ static void event_already_setup(struct rl_case *c)
 
 static void event_already_check(struct rl_case *c)
 {
-	const char *what = "a completion already in the CQ (poll before you sleep: an armed "
-			   "CQ raises no event for it)";
+	const char *what = "a completion already in the CQ (an armed CQ raises no event for "
+			   "it: docs/lab4.md#step-5, \"The race\")";
 
 	if (took_the_chunk(c, what) && closed(c))
 		prompt(c, what);
