@@ -22,9 +22,9 @@ const char *lab4_transport_name(enum lab4_transport transport)
 int lab4_check_transport(struct ibv_context *ctx, enum lab4_transport transport)
 {
 	/* TODO step 4
-	 * ibv_query_device(): EFA devices have vendor_id LAB4_EFA_VENDOR_ID (Amazon).
-	 * In a LAB4_SRD=1 build, efadv_query_device() says whether it does RDMA at all
-	 * (max_rdma_size 0: no). Read: docs/efa.md, man efadv_query_device.
+	 * How to recognise a device that runs SRD, and what a build without SRD
+	 * support says: docs/lab4.md#step-4 and docs/efa.md.
+	 * Read: man ibv_query_device, man efadv_query_device.
 	 */
 	return rl_todo(4);
 }

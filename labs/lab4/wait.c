@@ -111,9 +111,9 @@ int lab4_sleep_sends(struct lab4_sender *s, int64_t deadline_ms)
 int lab4_poll_event(struct lab4_sender *s, struct ibv_wc *wc, int max)
 {
 	/* TODO step 5
-	 * One deadline for the whole wait, then loop: poll; none: arm the CQ
-	 * (rl_req_notify_cq), poll AGAIN (a completion that landed before the arm
-	 * raises no event); none: sleep with lab4_sleep_sends().
+	 * Look at the CQ, arm it (rl_req_notify_cq) and sleep (lab4_sleep_sends())
+	 * in an order that misses no completion, one timeout for the whole call:
+	 * docs/lab4.md#step-5, "The race".
 	 * Read: man ibv_req_notify_cq, man ibv_get_cq_event (its example).
 	 */
 	return rl_todo(5);
@@ -128,7 +128,7 @@ int lab4_poll_adaptive(struct lab4_sender *s, struct ibv_wc *wc, int max)
 	/* TODO step 5
 	 * A completion due within the spin budget is taken without paying for a
 	 * sleep and a wake-up; a later one costs the budget, then no more CPU.
-	 * Spin for s->spin_us with lab4_spin_sends(); nothing: lab4_poll_event().
+	 * lab4_spin_sends() spins: its limit's clock and unit, docs/lab4.md#step-5.
 	 */
 	return rl_todo(5);
 }

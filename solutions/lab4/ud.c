@@ -10,15 +10,15 @@
 #include "lab4.h"
 
 /*
- * Step 3a. Bring the UD QP QP from RESET to RTS on PORT: INIT with the
- * partition key index 0, PORT and QKEY; RTR with nothing else (there is no
- * peer to aim at); RTS with a send PSN. Returns 0 or a negative errno.
+ * Step 3a. Bring the UD QP QP from RESET to RTS on PORT, QKEY the key a
+ * sender must quote to reach it; which attributes each transition takes for
+ * UD is the step's question (docs/lab4.md#step-3). Returns 0 or a negative errno.
  */
 int lab4_ud_to_rts(struct ibv_qp *qp, uint8_t port, uint32_t qkey)
 {
 	/* BEGIN SOLUTION step 3
-	 * Three ibv_modify_qp() calls. Compare with RC: no dest QPN, no path, no
-	 * retries; the Q_Key at INIT is what a sender must quote to reach this QP.
+	 * Three ibv_modify_qp() calls. Compare with RC, attribute by attribute:
+	 * what does a QP bound to nobody still need?
 	 * Read: man ibv_modify_qp (the UD column of its table of required attributes).
 	 * stub: return rl_todo(3);
 	 */
@@ -52,16 +52,15 @@ int lab4_ud_to_rts(struct ibv_qp *qp, uint8_t port, uint32_t qkey)
 
 /*
  * Step 3b. An address handle for the peer whose GID is PEER, reached from
- * PORT with our GID GID_INDEX as source: RoCE routes by GID, so the AH has
- * a global route header. Returns the AH, or NULL after one line.
+ * PORT with our GID GID_INDEX as source. Returns the AH, or NULL after one
+ * line.
  */
 struct ibv_ah *lab4_ud_make_ah(struct ibv_pd *pd, uint8_t port, int gid_index,
 			       const union ibv_gid *peer)
 {
 	/* BEGIN SOLUTION step 3
-	 * Fill a struct ibv_ah_attr: is_global 1, grh.dgid the peer's GID,
-	 * grh.sgid_index ours, a hop_limit, port_num; then ibv_create_ah().
-	 * Read: man ibv_create_ah.
+	 * Which fields of a struct ibv_ah_attr matter on RoCE, where packets are
+	 * routed by GID: docs/lab4.md#step-3. Read: man ibv_create_ah.
 	 * stub: rl_todo(3);
 	 * stub: return NULL;
 	 */

@@ -10,18 +10,18 @@
 #include "lab4.h"
 
 /*
- * Step 2a. Post chunk INDEX of the file: bytes [INDEX * s->chunk, + its
- * length) to s->remote_addr plus the same offset, with s->rkey, as an RDMA
- * write with immediate data INDEX (big-endian on the wire), wr_id INDEX,
- * asking for a completion when SIGNALED. Returns 0 or a negative errno.
+ * Step 2a. Post chunk INDEX of the file to the same place in the peer's
+ * buffer (s->remote_addr, s->rkey) as one RDMA write with immediate data
+ * INDEX (big-endian on the wire), wr_id INDEX, asking for a completion when
+ * SIGNALED. Returns 0 or a negative errno.
  */
 int lab4_post_chunk(struct lab4_sender *s, uint32_t index, bool signaled)
 {
 	/* BEGIN SOLUTION step 2
-	 * ibv_wr_start(), set qpx->wr_id and qpx->wr_flags, ibv_wr_rdma_write_imm(),
-	 * ibv_wr_set_sge() with the file MR's lkey, then ibv_wr_complete(): it
-	 * posts, and returns an errno. SRD (s->ah set) also needs ibv_wr_set_ud_addr().
-	 * Read: man ibv_wr_post (ibv_wr_start, ibv_wr_rdma_write_imm), docs/lab4.md#step-2.
+	 * One work request in an ibv_wr_start() .. ibv_wr_complete() batch: its wr_id,
+	 * flags, builder and local bytes; the immediate's byte order is yours to
+	 * decide. SRD (s->ah set) also names its peer (docs/efa.md).
+	 * Read: man ibv_wr_post, docs/lab4.md#step-2.
 	 * stub: return rl_todo(2);
 	 */
 	uint64_t offset = (uint64_t)index * s->chunk;
@@ -52,9 +52,9 @@ int lab4_post_chunk(struct lab4_sender *s, uint32_t index, bool signaled)
 int lab4_poll_arrivals(struct lab4_receiver *r, struct lab4_arrival *out, int max)
 {
 	/* BEGIN SOLUTION step 2
-	 * Per completion: ibv_start_poll() (ENOENT: nothing there), read status,
-	 * opcode, imm_data and byte_len with ibv_wc_read_*(), then ibv_end_poll().
-	 * Not ibv_next_poll() on rxe: see docs/lab4.md#step-2. Read: man ibv_create_cq_ex.
+	 * A poll session on the extended CQ: check each completion before you
+	 * believe its immediate, and shape the session so that it is right on rxe
+	 * too (docs/lab4.md#step-2). Read: man ibv_create_cq_ex.
 	 * stub: return rl_todo(2);
 	 */
 	struct ibv_poll_cq_attr attr = { 0 };
@@ -92,18 +92,17 @@ int lab4_poll_arrivals(struct lab4_receiver *r, struct lab4_arrival *out, int ma
 
 /*
  * Step 2c. Receive the whole file: until every chunk is hashed, take the
- * arrivals (sleeping with lab4_wait_arrivals() only when there are none and
- * nothing is left to hash), post as many receives again at once, check each
- * is chunk r->arrived with its right length, and hash arrived chunks in
- * order, ONE between two polls. Then finish the hash into r->sha256 and set
- * r->good. Returns 0 (good or not), -EPROTO for a chunk out of order or of
+ * arrivals, keep receives posted, check each is chunk r->arrived of its
+ * right length, and hash the chunks in order (when to poll, re-post, hash
+ * and sleep: docs/lab4.md#step-2). Then finish the hash into r->sha256 and
+ * set r->good. Returns 0 (good or not), -EPROTO for a chunk out of order or of
  * the wrong length, or the errors of the calls above.
  */
 int lab4_receive_file(struct lab4_receiver *r)
 {
 	/* BEGIN SOLUTION step 2
-	 * Hashing can be slower than the link: poll and re-post between chunks, or
-	 * the receives run out and the sender's writes fail (RNR). EVP_DigestUpdate()
+	 * Hashing can be as slow as the link, and every write takes a posted
+	 * receive: decide the loop's order (docs/lab4.md#step-2). EVP_DigestUpdate()
 	 * per chunk, EVP_DigestFinal_ex() at the end (0 bytes have a hash too).
 	 * Read: lab4_wait_arrivals() and lab4_post_recvs() in setup.c; man EVP_DigestUpdate.
 	 * stub: return rl_todo(2);

@@ -72,6 +72,16 @@ static uint32_t nchunks(const struct pipeline_in *in)
 	return lab4_nchunks(in->peer.size, in->peer.chunk);
 }
 
+/* What a timeout of the pipeline means, for the messages of every test. */
+static const char *stall_hint(long long ret)
+{
+	return ret != -ETIMEDOUT ?
+		       "" :
+		       ": it waited for a completion that never came, so either no write in "
+		       "flight was signaled or s->completed fell behind what the completions "
+		       "said (see docs/lab4.md#step-1)";
+}
+
 /*
  * The peer's report into REP (first: the peer has ended then, whatever the
  * check finds), and lab4_pipeline() returned 0.
@@ -81,8 +91,8 @@ static bool returned_0_and_peer_saw(struct rl_case *c, const char *what, struct 
 	long long ret = rl_said_int(c, "ret");
 
 	return fx_peer_report(c, 0, rep) &&
-	       rl_expect(c, ret == 0, "%s: expected lab4_pipeline to return 0, got %lld (%s)", what,
-			 ret, strerror((int)-ret));
+	       rl_expect(c, ret == 0, "%s: expected lab4_pipeline to return 0, got %lld (%s)%s",
+			 what, ret, strerror((int)-ret), stall_hint(ret));
 }
 
 static void writes_every_chunk_setup(struct rl_case *c)
@@ -101,8 +111,9 @@ static void writes_every_chunk_check(struct rl_case *c)
 	if (!returned_0_and_peer_saw(c, "window 8, k 4", &rep))
 		return;
 	if (!rl_expect(c, rl_said_int(c, "posted") == n && rl_said_int(c, "completed") == n,
-		       "expected posted and completed %u, got %lld and %lld", n,
-		       rl_said_int(c, "posted"), rl_said_int(c, "completed")))
+		       "expected posted and completed %u (both count chunks: see "
+		       "docs/lab4.md#step-1), got %lld and %lld",
+		       n, rl_said_int(c, "posted"), rl_said_int(c, "completed")))
 		return;
 	if (!rl_expect(c, rep.nseen == n, "expected %u writes at the receiver, got %u", n,
 		       rep.nseen))
@@ -150,8 +161,9 @@ static void window_check(struct rl_case *c)
 
 	if (!fx_peer_report(c, 0, &rep) ||
 	    !rl_expect(c, ret == 0,
-		       "window 3, k 1: expected lab4_pipeline to return 0, got %lld (%s)%s", ret,
-		       strerror((int)-ret), why))
+		       "window 3, k 1: expected lab4_pipeline to return 0, got %lld (%s)%s "
+		       "(see docs/lab4.md#step-1)",
+		       ret, strerror((int)-ret), why))
 		return;
 	if (!rl_expect(c, rep.nseen == 40, "expected 40 posts, got %u", rep.nseen))
 		return;
@@ -165,7 +177,9 @@ static void window_check(struct rl_case *c)
 		if (FX_IMM_OUT(rep.seen[i].imm) > worst)
 			worst = FX_IMM_OUT(rep.seen[i].imm);
 	rl_expect(c, worst < 3,
-		  "window 3: expected at most 2 writes outstanding before a post, got %u", worst);
+		  "window 3: expected at most 2 writes outstanding before a post (the post makes "
+		  "3), got %u: see docs/lab4.md#step-1",
+		  worst);
 }
 
 RL_GRADED(pipeline_never_has_more_than_the_window_outstanding, .step = 1, .points = 2,
@@ -191,8 +205,10 @@ static void signals_check(struct rl_case *c)
 		want = (i + 1) % 4 == 0 || i == 29;
 		got = signaled(c, i);
 		if (!rl_expect(c, FX_IMM_INDEX(rep.seen[i].imm) == i && got == want,
-			       "window 8, k 4: chunk %u: expected %s, got %s (chunk %u)", i,
-			       want ? "signaled" : "unsignaled", got ? "signaled" : "unsignaled",
+			       "window 8, k 4: chunk %u: expected %s, got %s (chunk %u): "
+			       "--signal-every 4 asks for the 4th, 8th, ... chunk of the file, "
+			       "counted from one, and the last (see docs/lab4.md#step-1)",
+			       i, want ? "signaled" : "unsignaled", got ? "signaled" : "unsignaled",
 			       FX_IMM_INDEX(rep.seen[i].imm)))
 			return;
 	}
@@ -213,8 +229,9 @@ static void k_beyond_window_check(struct rl_case *c)
 
 	if (!fx_peer_report(c, 0, &rep) ||
 	    !rl_expect(c, ret == 0,
-		       "window 2, k 16: expected 0 (signal the write that fills the window), "
-		       "got %lld (%s)",
+		       "window 2, k 16: expected 0, got %lld (%s): with k larger than the "
+		       "window, which write in flight asks for a completion? see "
+		       "docs/lab4.md#step-1",
 		       ret, strerror((int)-ret)) ||
 	    !rl_expect(c, completed == 20, "expected 20 chunks completed, got %lld", completed))
 		return;

@@ -83,8 +83,11 @@ static void ud_to_rts_check(struct rl_case *c)
 	size_t len = 0;
 
 	if (!fx_peer_report(c, 0, &rep) ||
-	    !rl_expect(c, ret == 0, "expected lab4_ud_to_rts to return 0, got %lld (%s)", ret,
-		       strerror((int)-ret)))
+	    !rl_expect(c, ret == 0, "expected lab4_ud_to_rts to return 0, got %lld (%s)%s", ret,
+		       strerror((int)-ret),
+		       ret == -EINVAL ? ": a transition's mask has an attribute a UD QP does not "
+					"take, or lacks one it needs (see docs/lab4.md#step-3)" :
+					""))
 		return;
 	fx_res_qp(c, qpn, "state", state, sizeof(state));
 	fx_res_qp(c, qpn, "type", type, sizeof(type));
@@ -105,7 +108,8 @@ static void ud_to_rts_check(struct rl_case *c)
 		EVP_Digest(probe, len, got, NULL, EVP_sha256(), NULL);
 	}
 	rl_expect(c, probe && memcmp(got, rep.probe_sha256, 32) == 0,
-		  "expected a datagram sent to the QP with Q_Key 0x%x to reach it, got %s%s",
+		  "expected a datagram sent to the QP with Q_Key 0x%x to reach it, got %s%s: "
+		  "see docs/lab4.md#step-3",
 		  in->peer.qkey, probe ? "another datagram" : "nothing", qkey);
 }
 
@@ -214,14 +218,17 @@ static void mtu_and_one_byte_check(struct rl_case *c)
 
 	if (!fx_peer_report(c, 0, &rep) ||
 	    !rl_expect(c, rl_said_int(c, "ah") != 0,
-		       "expected lab4_ud_make_ah to return an AH, got NULL") ||
+		       "expected lab4_ud_make_ah to return an AH, got NULL: what an AH must "
+		       "carry on RoCE, see docs/lab4.md#step-3") ||
 	    !sent(c, 0, (uint32_t)rl_said_int(c, "mtu")) || !sent(c, 1, 1))
 		return;
 	if (!rl_expect(c, rl_said_int(c, "mtu") == rep.mtu,
 		       "fixture: the act's MTU %lld is not the peer's, %u", rl_said_int(c, "mtu"),
 		       rep.mtu) ||
 	    !rl_expect(c, rep.nseen == 2,
-		       "expected the 2 datagrams to arrive at the peer QP within %d ms, got %u",
+		       "expected the 2 datagrams to arrive at the peer QP within %d ms, got %u: "
+		       "UD drops a datagram whose QPN, Q_Key or address is wrong without a "
+		       "word (see docs/lab4.md#step-3)",
 		       FX_TIMEOUT_MS, rep.nseen))
 		return;
 	if (peer_got(c, &rep.seen[0], 0, rep.mtu))
@@ -280,7 +287,9 @@ static void mtu_plus_one_check(struct rl_case *c)
 	struct fx_report rep;
 
 	if (!fx_peer_report(c, 0, &rep) ||
-	    !rl_expect(c, ret == -EMSGSIZE, "MTU %lld + 1 bytes: expected -EMSGSIZE, got %lld (%s)",
+	    !rl_expect(c, ret == -EMSGSIZE,
+		       "MTU %lld + 1 bytes: expected -EMSGSIZE, got %lld (%s): UD does not "
+		       "segment, and the device drops what is longer (see docs/lab4.md#step-3)",
 		       mtu, ret, strerror((int)-ret)) ||
 	    !rl_expect(c, rl_said_int(c, "posted") == 0,
 		       "expected nothing posted, got a completion") ||

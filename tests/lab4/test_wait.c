@@ -3,7 +3,7 @@
  * completion channel (event) and by polling for a budget first (adaptive).
  * The act holds a connected pair; the test's own write of a chunk chosen
  * at random completes already, late, just before the CQ is armed, or
- * never; the act says what the lab's wait returned. The sender's CQ arms
+ * never (while wake-ups find nothing); the act says what the lab's wait returned. The sender's CQ arms
  * are counted through the context's req_notify_cq, which can also land a
  * completion just before the arm. What the wait cost is not the act's to
  * say: the act says the clock and its CPU time before the lab's code runs,
@@ -30,6 +30,13 @@
  */
 #define WAIT_MS 6000
 #define PROMPT_MS 2000
+/*
+ * NEVER's second wait: this many arms each land a completion just after
+ * the arm and take it away, so the lab's wait wakes to an event and finds
+ * nothing, about SETTLE_MS apart. A wait whose deadline moves with each
+ * sleep ends only once they stop, more than PROMPT_MS past its timeout.
+ */
+#define STEALS 10
 
 /* When the test's write completes, against the lab's wait. */
 enum when {
@@ -58,6 +65,7 @@ static int (*real_req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 static int arms;             /* arms of the sender's CQ so far */
 static bool land_before_arm; /* the next arm first lands a completion, unannounced */
 static uint32_t land_index;
+static int steals_left; /* arms still to land a completion after them and take it away */
 
 /* Post chunk INDEX, signaled, and wait until it has landed and been acknowledged. */
 static void land_a_completion(struct fx_pair *p, uint32_t index)
@@ -69,6 +77,24 @@ static void land_a_completion(struct fx_pair *p, uint32_t index)
 	usleep(SETTLE_US);
 }
 
+/*
+ * Arm P's sender CQ, then land a completion (it raises the event) and take
+ * it out of the CQ: the lab's wait wakes up to find nothing.
+ */
+static int arm_and_steal(struct fx_pair *p, struct ibv_cq *cq, int solicited_only)
+{
+	int ret = real_req_notify_cq(cq, solicited_only);
+	struct ibv_recv_wr rwr = { .wr_id = 0 }, *bad;
+	struct ibv_wc wc;
+
+	/* The receiver posted a receive per chunk: one more, empty, for this write. */
+	ck_assert_int_eq(ibv_post_recv(p->r.qp, &rwr, &bad), 0);
+	land_a_completion(p, land_index);
+	ck_assert_msg(fx_poll_one(p->s.cq, &wc, FX_TIMEOUT_MS),
+		      "fixture: expected the stolen completion in the sender's CQ");
+	return ret;
+}
+
 static int counting_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
 	if (cq == watched->s.cq) {
@@ -76,6 +102,9 @@ static int counting_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 		if (land_before_arm) {
 			land_before_arm = false;
 			land_a_completion(watched, land_index);
+		} else if (steals_left > 0) {
+			steals_left--;
+			return arm_and_steal(watched, cq, solicited_only);
 		}
 	}
 	return real_req_notify_cq(cq, solicited_only);
@@ -91,6 +120,7 @@ static void open_sender(struct fx_pair *p, const struct wait_in *in)
 	watched = p;
 	arms = 0;
 	land_before_arm = false;
+	steals_left = 0;
 	land_index = in->index;
 	real_req_notify_cq = p->ctx->ops.req_notify_cq;
 	p->ctx->ops.req_notify_cq = counting_req_notify_cq;
@@ -211,8 +241,10 @@ static void wait_once(struct rl_case *c)
 	/* Said before the lab's code runs: the check's starting point. */
 	rl_say_int("start_ms", lab4_now_ms());
 	rl_say_int("cpu_ns", process_cpu_ns());
-	if (in->when == NEVER)
+	if (in->when == NEVER) {
 		first_wait(in, &p);
+		steals_left = STEALS;
+	}
 	if (in->when == LATE)
 		ret = wait_for_a_late_write(in, &p, wc);
 	else
@@ -300,7 +332,7 @@ static bool prompt(struct rl_case *c, const char *what)
 	return rl_expect(c, wall < waited + PROMPT_MS,
 			 "%s: expected it taken as the completion came, the act done within "
 			 "about %d ms; it took %lld ms, with s->timeout_ms %d (sleep on the "
-			 "channel: poll() wakes when the completion comes)",
+			 "channel: poll() wakes when the completion comes; docs/lab4.md#step-5)",
 			 what, waited, wall, in->timeout_ms);
 }
 
@@ -357,7 +389,9 @@ static void timed_out(struct rl_case *c)
 	    !rl_expect(c, wall >= want - 50 && wall < want + PROMPT_MS,
 		       "a write %d ms into a wait of %d ms, then a wait of %d ms with nothing in "
 		       "flight: expected the first to end as the write came and the second to "
-		       "give up after its timeout, about %d ms in all; they took %lld ms",
+		       "give up after its timeout, about %d ms in all, though it woke to events "
+		       "that brought nothing; they took %lld ms: the timeout bounds each call's "
+		       "whole wait (see docs/lab4.md#step-5)",
 		       in->late_ms, WAIT_MS, in->timeout_ms, want, wall))
 		return;
 	rl_expect(c, cpu >= 0 && cpu * 4 < wall,
@@ -373,8 +407,8 @@ static void event_already_setup(struct rl_case *c)
 
 static void event_already_check(struct rl_case *c)
 {
-	const char *what = "a completion already in the CQ (poll before you sleep: an armed "
-			   "CQ raises no event for it)";
+	const char *what = "a completion already in the CQ (an armed CQ raises no event for "
+			   "it: docs/lab4.md#step-5, \"The race\")";
 
 	if (took_the_chunk(c, what) && closed(c))
 		prompt(c, what);
@@ -425,8 +459,9 @@ static bool armed(struct rl_case *c, const char *what)
 
 static void event_race_check(struct rl_case *c)
 {
-	const char *what = "a completion that landed just before the CQ was armed raises no "
-			   "event: poll once more after ibv_req_notify_cq(), before sleeping";
+	const char *what =
+		"a completion that landed just before the CQ was armed raises no "
+		"event, so what must come between the arm and the sleep? see docs/lab4.md#step-5";
 
 	if ((rl_said_int(c, "ret") != 1 || armed(c, "nothing in the CQ")) &&
 	    took_the_chunk(c, what) && closed(c))
@@ -456,7 +491,7 @@ static void adaptive_budget_check(struct rl_case *c)
 	if (took_the_chunk(c, what) &&
 	    rl_expect(c, rl_said_int(c, "arms") == 0,
 		      "%s: expected it taken by polling, without arming the CQ; it was armed %lld "
-		      "times",
+		      "times: s->spin_us is in microseconds (see docs/lab4.md#step-5)",
 		      what, rl_said_int(c, "arms")) &&
 	    closed(c))
 		prompt(c, what);
@@ -477,7 +512,8 @@ static void adaptive_sleeps_check(struct rl_case *c)
 
 	if (took_the_chunk(c, what) &&
 	    rl_expect(c, arms >= 1,
-		      "%s: expected it to arm the CQ and sleep after 20 ms; it was never armed",
+		      "%s: expected it to arm the CQ and sleep after 20 ms; it was never armed "
+		      "(see docs/lab4.md#step-5)",
 		      what) &&
 	    closed(c) && prompt(c, what))
 		asleep(c, what);
@@ -493,8 +529,8 @@ static void adaptive_race_setup(struct rl_case *c)
 
 static void adaptive_race_check(struct rl_case *c)
 {
-	const char *what = "spin budget 1 ms, then a completion just before the arm (poll once "
-			   "more after ibv_req_notify_cq())";
+	const char *what = "spin budget 1 ms, then a completion just before the arm, which "
+			   "raises no event (see docs/lab4.md#step-5)";
 
 	if ((rl_said_int(c, "ret") != 1 || armed(c, "spin budget 1 ms, nothing in the CQ")) &&
 	    took_the_chunk(c, what) && closed(c))

@@ -6,6 +6,7 @@
  * send does. The check computes what should have arrived from the file's
  * seed.
  */
+#include <byteswap.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -63,6 +64,16 @@ static void post_last_chunk(struct rl_case *c)
 	fx_send_close(&x);
 }
 
+/* Why an immediate GOT where WANT was expected, when its bytes are WANT's reversed. */
+static const char *imm_hint(uint32_t got, uint32_t want)
+{
+	return got != want && got == bswap_32(want) ?
+		       ": the immediate is big-endian on the wire and the verbs leave its "
+		       "bytes as they are, so one end converted and the other did not (see "
+		       "docs/lab4.md#step-2)" :
+		       "";
+}
+
 static void post_last_chunk_check(struct rl_case *c)
 {
 	const struct post_in *in = c->in;
@@ -92,14 +103,15 @@ static void post_last_chunk_check(struct rl_case *c)
 			       s->opcode == IBV_WC_RECV_RDMA_WITH_IMM && s->imm == in->a &&
 			       s->byte_len == len,
 		       "expected one write with immediate %u of %u bytes, got %u writes, the first "
-		       "opcode %d imm %u, %u bytes (%s)",
+		       "opcode %d imm %u, %u bytes (%s)%s",
 		       in->a, len, rep.nseen, s->opcode, s->imm, s->byte_len,
-		       ibv_wc_status_str(s->status)))
+		       ibv_wc_status_str(s->status), imm_hint(s->imm, in->a)))
 		return;
 	one_chunk_sha256(&in->peer, in->a, want);
 	rl_expect(c, memcmp(rep.sha256, want, 32) == 0,
-		  "expected the last chunk's %u bytes at offset %u, they differ", len,
-		  in->a * in->peer.chunk);
+		  "expected the last chunk's %u bytes at offset %u of the peer's buffer, they "
+		  "differ: which bytes of the file, and where they go, see docs/lab4.md#step-2",
+		  len, in->a * in->peer.chunk);
 }
 
 RL_GRADED(post_chunk_writes_its_bytes_with_the_index_as_immediate_data, .step = 2, .points = 3,
@@ -237,8 +249,8 @@ static void poll_all_check(struct rl_case *c)
 	for (i = 0; i < in->count; i++) {
 		want = lab4_chunk_len(in->size, in->chunk, i);
 		if (!rl_expect(c, index[i] == i && len[i] == want,
-			       "arrival %u: expected chunk %u of %u bytes, got chunk %u of %u", i,
-			       i, want, index[i], len[i]))
+			       "arrival %u: expected chunk %u of %u bytes, got chunk %u of %u%s", i,
+			       i, want, index[i], len[i], imm_hint(index[i], i)))
 			return;
 	}
 	rl_expect(c, rep.sent == 0 && rep.completed == in->count,
@@ -360,6 +372,19 @@ static void receive_with_lab_code(struct rl_case *c)
 	}
 }
 
+/* Why lab4_receive_file() returned RET, as far as the test's sender REP can tell. */
+static const char *receive_hint(long long ret, const struct fx_report *rep)
+{
+	if (ret == -EIO)
+		return ": it read a completion that was failed or not a write with immediate "
+		       "(then the test's sender's writes fail too): how a poll session reads the "
+		       "CQ, see docs/lab4.md#step-2";
+	if (rep->sent)
+		return ", and the test's sender's writes failed: each write with immediate takes a "
+		       "posted receive, and one that finds none fails (see docs/lab4.md#step-2)";
+	return "";
+}
+
 /*
  * Run RUN received the file whole, hashed it, and judged it as its
  * announcement says; REP is its peer's report.
@@ -385,8 +410,8 @@ static bool received(struct rl_case *c, int run, const struct fx_report *rep)
 	snprintf(name, sizeof(name), "good%d", run);
 	good = rl_said_int(c, name) != 0;
 	if (!rl_expect(c, ret == 0,
-		       "%llu bytes: expected lab4_receive_file to return 0, got %lld (%s)", size,
-		       ret, strerror((int)-ret)) ||
+		       "%llu bytes: expected lab4_receive_file to return 0, got %lld (%s)%s", size,
+		       ret, strerror((int)-ret), receive_hint(ret, rep)) ||
 	    !rl_expect(c, rep->sent == 0, "%llu bytes: the test's sender failed (%s)", size,
 		       strerror(-rep->sent)) ||
 	    !rl_expect(c, arrived == n, "expected %u chunks arrived, got %lld", n, arrived))
