@@ -44,22 +44,24 @@ enum fx_stage {
  */
 struct fx_report {
 	enum fx_stage stage;
-	int ret;                   /* 0, or the errno it failed with */
-	char why[256];             /* what went wrong at the peer */
-	uint16_t port;             /* a server: where it listens */
-	uint32_t qp_num;           /* its QP, once connected */
-	uint8_t qp_rnr_retry;      /* its QP's rnr_retry, once connected */
-	bool disconnected;         /* it saw DISCONNECTED */
-	long left_ms;              /* when it disconnected on its own (fx_now_ms) */
-	long sent_ms;              /* when it posted the SEND a test waits for (fx_now_ms) */
-	int round_trips;           /* pings answered and checked (either side) */
-	int write_status;          /* its RDMA WRITE's enum ibv_wc_status */
-	int read_status;           /* its RDMA READ's */
-	int failed_at;             /* the message whose SEND failed, or -1 */
-	int send_status;           /* that SEND's status */
-	char secret[FX_TEXT_SIZE]; /* its own random text */
-	char text[LAB2_TEXT_MAX];  /* what it found written, read or received */
-	uint32_t text_len;         /* how many bytes of TEXT it received or read */
+	int ret;                  /* 0, or the errno it failed with */
+	char why[256];            /* what went wrong at the peer */
+	uint16_t port;            /* a server: where it listens */
+	uint32_t qp_num;          /* its QP, once connected */
+	uint8_t qp_rnr_retry;     /* its QP's rnr_retry, once connected */
+	uint8_t qp_max_rd_atomic; /* its QP's RDMA READs in flight to the act, once connected */
+	uint8_t qp_max_dest_rd_atomic; /* the act's READs its QP serves at once */
+	bool disconnected;             /* it saw DISCONNECTED */
+	long left_ms;                  /* when it disconnected on its own (fx_now_ms) */
+	long sent_ms;                  /* when it posted the SEND a test waits for (fx_now_ms) */
+	int round_trips;               /* pings answered and checked (either side) */
+	int write_status;              /* its RDMA WRITE's enum ibv_wc_status */
+	int read_status;               /* its RDMA READ's */
+	int failed_at;                 /* the message whose SEND failed, or -1 */
+	int send_status;               /* that SEND's status */
+	char secret[FX_TEXT_SIZE];     /* its own random text */
+	char text[LAB2_TEXT_MAX];      /* what it found written, read or received */
+	uint32_t text_len;             /* how many bytes of TEXT it received or read */
 };
 
 /* A peer's part: runs in the peer's process on IN (a copy), tells R as it goes. */

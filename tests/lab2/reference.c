@@ -151,7 +151,7 @@ static struct rdma_conn_param ref_param(const struct ref_conn *k, const void *pr
 	};
 }
 
-/* Connected: its QP's number and rnr_retry into R, its RNR timer set; stage ESTABLISHED. */
+/* Connected: its QP's number, rnr_retry and READ depths into R, its RNR timer set; stage ESTABLISHED. */
 static void ref_established(struct ref_conn *k, struct fx_report *r)
 {
 	struct ibv_qp_attr attr = { .min_rnr_timer = k->o->min_rnr_timer };
@@ -159,8 +159,13 @@ static void ref_established(struct ref_conn *k, struct fx_report *r)
 
 	if (k->o->min_rnr_timer)
 		ibv_modify_qp(k->id->qp, &attr, IBV_QP_MIN_RNR_TIMER);
-	if (!ibv_query_qp(k->id->qp, &attr, IBV_QP_RNR_RETRY, &init))
+	if (!ibv_query_qp(k->id->qp, &attr,
+			  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC,
+			  &init)) {
 		r->qp_rnr_retry = attr.rnr_retry;
+		r->qp_max_rd_atomic = attr.max_rd_atomic;
+		r->qp_max_dest_rd_atomic = attr.max_dest_rd_atomic;
+	}
 	r->qp_num = k->id->qp->qp_num;
 	fx_note(r, FX_ESTABLISHED);
 }

@@ -103,9 +103,12 @@ static void server_qp_resends_6_times(struct rl_case *c)
 	/* rnr_retry_count is what the PEER's QP uses (man rdma_connect). */
 	rl_expect(c, r->qp_rnr_retry == LAB2_RNR_RETRY,
 		  "expected the server's QP to resend RNR-NAKed SENDs %d times "
-		  "(rnr_retry_count %d), got %u%s",
-		  LAB2_RNR_RETRY, LAB2_RNR_RETRY, r->qp_rnr_retry,
-		  r->qp_rnr_retry == 7 ? " (7: for ever)" : "");
+		  "(LAB2_RNR_RETRY), got %u%s: the count you connect with is the one the "
+		  "peer's QP uses (see docs/lab2.md#step-1)",
+		  LAB2_RNR_RETRY, r->qp_rnr_retry,
+		  r->qp_rnr_retry == 7 ? " (7: for ever, a missing receive becomes a hang)" :
+		  r->qp_rnr_retry == 3 ? " (3: what the server asked, not what we asked)" :
+					 "");
 }
 
 RL_GRADED(connect_asks_the_server_for_a_finite_rnr_retry, .step = 1, .points = 1,
@@ -151,8 +154,16 @@ static void client_saw_the_connection(struct rl_case *c)
 		fx_ok(c, "lab2_accept", 1);
 	r = fx_peer_end(c, FX_ESTABLISHED);
 	if (rl_expect(c, r->stage >= FX_ESTABLISHED, "expected the reference client to connect, %s",
-		      r->why[0] ? r->why : "it did not"))
-		fx_expect_act_qp(c, "RTS", r->qp_num, NULL);
+		      r->why[0] ? r->why : "it did not") &&
+	    fx_expect_act_qp(c, "RTS", r->qp_num, NULL))
+		/* What the server accepts with is what both QPs get (the client's is a request). */
+		rl_expect(
+			c, r->qp_max_rd_atomic >= 1,
+			"expected the reference client's QP to get at least 1 RDMA READ in flight "
+			"to your server, got %u: the client reads the server's buffer, and a "
+			"server that serves no READ refuses it (which rdma_conn_param field says "
+			"how many READs the server serves at once? see docs/lab2.md#step-1)",
+			r->qp_max_rd_atomic);
 }
 
 RL_GRADED(server_listens_and_accepts_the_reference_client, .step = 1, .points = 2,

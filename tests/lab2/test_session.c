@@ -67,7 +67,7 @@ static bool took_disconnected(struct rl_case *c, const char *function)
 {
 	return rl_expect(c, rl_said_int(c, "left_on_channel") != RDMA_CM_EVENT_DISCONNECTED,
 			 "expected %s to wait for DISCONNECTED and take it, it was left on the "
-			 "channel",
+			 "channel (see docs/lab2.md#step-5)",
 			 function);
 }
 
@@ -185,8 +185,11 @@ static void nothing_left(struct rl_case *c)
 	int i;
 
 	fx_peer_end(c, FX_ESTABLISHED);
-	if (!rl_expect(c, ret == 0, "expected lab2_destroy to return 0, got %lld (%s)", ret,
-		       strerror((int)-ret)))
+	if (!rl_expect(c, ret == 0, "expected lab2_destroy to return 0, got %lld (%s)%s", ret,
+		       strerror((int)-ret),
+		       ret == -EBUSY ? ": an object destroyed while another still used it; in "
+				       "what order? see docs/lab2.md#step-5" :
+				       ""))
 		return;
 	for (i = 0; i < 8; i++)
 		v[i] = rl_said_int(c, ptr[i]);
@@ -288,13 +291,14 @@ static void client_got_every_payload(struct rl_case *c)
 		      "expected the reference client's RDMA WRITE to succeed, got \"%s\"%s",
 		      ibv_wc_status_str((enum ibv_wc_status)r->write_status),
 		      r->write_status == IBV_WC_REM_ACCESS_ERR ?
-			      ": expected rkey, got lkey? or an MR without IBV_ACCESS_REMOTE_WRITE" :
+			      ": was the rkey sent, and does the MR grant a remote write? see "
+			      "docs/lab2.md#step-4" :
 			      "") &&
 	    rl_expect(c, !rdma || r->read_status == IBV_WC_SUCCESS,
 		      "expected the reference client's RDMA READ to succeed, got \"%s\"%s",
 		      ibv_wc_status_str((enum ibv_wc_status)r->read_status),
 		      r->read_status == IBV_WC_REM_ACCESS_ERR ?
-			      ": an MR without IBV_ACCESS_REMOTE_READ, or responder_resources 0?" :
+			      ": does the MR grant a remote read (docs/lab2.md#step-4)?" :
 			      "") &&
 	    rl_expect(c, ret == 0, "expected lab2_run_server to return 0, got %lld (%s)%s%s", ret,
 		      strerror((int)-ret), r->why[0] ? "; " : "", r->why) &&
@@ -376,7 +380,8 @@ static void reported_the_peer_gone(struct rl_case *c, const char *who, const cha
 		return;
 	rl_expect(c, took < 8000,
 		  "expected the error soon after the disconnect, not at the 20 s timeout; took "
-		  "%ld ms (watch the CM channel while waiting for completions)",
+		  "%ld ms (watch the CM channel while waiting for completions: see "
+		  "docs/lab2.md#step-2)",
 		  took);
 }
 
