@@ -192,6 +192,12 @@ void fx_pair_tell(struct fx_pair *p, const void *msg, uint32_t len)
 	ck_assert_msg(ibv_post_send(p->c.qp, &wr, &bad) == 0, "fixture: its SEND failed");
 }
 
+void fx_pair_close_if_acked(struct fx_pair *p, unsigned int before)
+{
+	if (p->c.cq && p->c.cq->comp_events_completed > before)
+		fx_pair_close(p);
+}
+
 void fx_pair_close(struct fx_pair *p)
 {
 	struct lab2_conn *c = &p->c;

@@ -176,6 +176,13 @@ bool fx_pair_open(struct fx_pair *p, const struct fx_pair_opts *o);
 /* An unsignaled SEND of LEN bytes of MSG to the peer (no completion unless it fails). */
 void fx_pair_tell(struct fx_pair *p, const void *msg, uint32_t len);
 void fx_pair_close(struct fx_pair *p);
+/*
+ * After the lab's lab2_wait_wc() ran on P: fx_pair_close() only when it
+ * acknowledged more CQ events than the BEFORE the test's own made, since
+ * ibv_destroy_cq() waits for ever on one taken and not acknowledged (the
+ * act's exit then frees everything).
+ */
+void fx_pair_close_if_acked(struct fx_pair *p, unsigned int before);
 
 /* One completion of CQ within FX_TIMEOUT_MS, whatever its status; false if none came. */
 bool fx_poll(struct ibv_cq *cq, struct ibv_wc *wc);

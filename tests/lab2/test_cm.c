@@ -160,9 +160,9 @@ static void client_saw_the_connection(struct rl_case *c)
 		rl_expect(
 			c, r->qp_max_rd_atomic >= 1,
 			"expected the reference client's QP to get at least 1 RDMA READ in flight "
-			"to your server, got %u: the client reads the server's buffer, and a "
-			"server that serves no READ refuses it (which rdma_conn_param field says "
-			"how many READs the server serves at once? see docs/lab2.md#step-1)",
+			"to your server, got %u: the client reads the server's buffer, and its "
+			"READs never complete without room for them (which rdma_conn_param field "
+			"says how many READs the server serves at once? see docs/lab2.md#step-1)",
 			r->qp_max_rd_atomic);
 }
 

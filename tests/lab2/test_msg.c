@@ -237,7 +237,7 @@ static void receives_many(struct rl_case *c)
 		if (i + 1 < MANY_MESSAGES)
 			fx_pair_tell(&p, "took it", 8);
 	}
-	fx_pair_close(&p);
+	fx_pair_close_if_acked(&p, 0);
 }
 
 static void each_in_order(struct rl_case *c)
@@ -335,7 +335,7 @@ static void sends_after_a_message_came(struct rl_case *c)
 		rl_say_int("len", n);
 		rl_say_bytes("msg", got, n > 0 && n < (int)sizeof(got) ? (size_t)n : sizeof(got));
 	}
-	fx_pair_close(&p);
+	fx_pair_close_if_acked(&p, 1);
 }
 
 static void kept_the_early_message(struct rl_case *c)
@@ -444,7 +444,7 @@ static void sends_a_message_nobody_receives(struct rl_case *c)
 	memcpy(p.c.bufs.send, in->text, len);
 	rl_say_int("lab2_send_msg", lab2_send_msg(&p.c, len));
 	rl_hold();
-	fx_pair_close(&p);
+	fx_pair_close_if_acked(&p, 0);
 }
 
 static void send_msg_said_eio(struct rl_case *c)
