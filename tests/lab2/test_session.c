@@ -1,7 +1,8 @@
 /*
- * test_session.c: Lab 2 step 5 (disconnect and teardown) and the whole
- * programs: the lab's client against the reference server, the lab's server
- * against the reference client, and a peer that leaves early.
+ * test_session.c: Lab 2 step 5 (disconnect and teardown) and step 6, the
+ * whole session (.whole): the lab's client against the reference server,
+ * the lab's server against the reference client, and a peer that leaves
+ * early.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +209,8 @@ static void nothing_left(struct rl_case *c)
 RL_GRADED(destroy_frees_everything_and_clears_every_pointer, .step = 5, .points = 2,
 	  .setup = server_that_leaves, .act = destroys, .check = nothing_left);
 
+/* Step 6: the whole session, the steps in session.c's order */
+
 /* The options a run takes, as the program would parse them. */
 static struct rl_args run_args(uint16_t port, const char *addr)
 {
@@ -258,8 +261,8 @@ static void server_got_every_payload(struct rl_case *c)
 			  "expected the client to disconnect, the server saw no DISCONNECTED");
 }
 
-RL_GRADED(lab2_client_against_the_reference_server_moves_every_payload, .step = 5, .points = 3,
-	  .needs = 4, .setup = whole_server, .act = runs_the_client,
+RL_GRADED(lab2_client_against_the_reference_server_moves_every_payload, .step = 6, .points = 3,
+	  .whole = true, .setup = whole_server, .act = runs_the_client,
 	  .check = server_got_every_payload);
 
 static void whole_client(struct rl_case *c)
@@ -314,8 +317,8 @@ static void client_got_every_payload(struct rl_case *c)
 			  r->text);
 }
 
-RL_GRADED(lab2_server_against_the_reference_client_moves_every_payload, .step = 5, .points = 3,
-	  .needs = 4, .setup = whole_client, .act = runs_the_server,
+RL_GRADED(lab2_server_against_the_reference_client_moves_every_payload, .step = 6, .points = 3,
+	  .whole = true, .setup = whole_client, .act = runs_the_server,
 	  .check = client_got_every_payload);
 
 /* The reference leaves after 3 round trips: the lab's side must notice, soon. */
@@ -395,10 +398,10 @@ static void server_reported_the_client_gone(struct rl_case *c)
 	reported_the_peer_gone(c, "server", "client");
 }
 
-RL_GRADED(lab2_client_reports_a_server_that_leaves_early_without_hanging, .step = 5, .points = 1,
-	  .needs = 3, .setup = server_leaving_early, .act = runs_the_client_with_a_long_timeout,
+RL_GRADED(lab2_client_reports_a_server_that_leaves_early_without_hanging, .step = 6, .points = 1,
+	  .whole = true, .setup = server_leaving_early, .act = runs_the_client_with_a_long_timeout,
 	  .check = client_reported_the_server_gone);
 
-RL_GRADED(lab2_server_reports_a_client_that_leaves_early_without_hanging, .step = 5, .points = 1,
-	  .needs = 3, .setup = client_leaving_early, .act = runs_the_server_with_a_long_timeout,
+RL_GRADED(lab2_server_reports_a_client_that_leaves_early_without_hanging, .step = 6, .points = 1,
+	  .whole = true, .setup = client_leaving_early, .act = runs_the_server_with_a_long_timeout,
 	  .check = server_reported_the_client_gone);
