@@ -370,8 +370,11 @@ static void reported_the_peer_gone(struct rl_case *c, const char *who, const cha
 	const struct fx_report *r;
 
 	rl_expect(c, ret == -ECONNRESET,
-		  "expected -ECONNRESET once the %s disconnected after %d pings, got %lld (%s)",
-		  peer, LEAVES_AFTER, ret, strerror((int)-ret));
+		  "expected -ECONNRESET once the %s disconnected after %d pings, got %lld (%s)%s",
+		  peer, LEAVES_AFTER, ret, strerror((int)-ret),
+		  ret == -ETIMEDOUT ? ": a peer that leaves shows only on the CM channel; does the "
+				      "completion wait watch it? see docs/lab2.md#step-2" :
+				      "");
 	r = fx_peer_end(c, FX_LEFT);
 	if (rl_failed(c) ||
 	    !rl_expect(c, r->round_trips == LEAVES_AFTER && r->left_ms,
