@@ -57,6 +57,7 @@ struct fx_report {
 	int round_trips;               /* pings answered and checked (either side) */
 	int write_status;              /* its RDMA WRITE's enum ibv_wc_status */
 	int read_status;               /* its RDMA READ's */
+	int atomic_status;             /* its atomic fetch-and-add's */
 	int failed_at;                 /* the message whose SEND failed, or -1 */
 	int send_status;               /* that SEND's status */
 	char secret[FX_TEXT_SIZE];     /* its own random text */
@@ -137,6 +138,8 @@ int ref_recv(struct ref_conn *k, struct fx_report *r);
 /* RDMA WRITE or READ of LEN bytes at REF_RDMA + AT to or from ADDR, RKEY: its status. */
 enum ibv_wc_status ref_rdma(struct ref_conn *k, enum ibv_wr_opcode op, uint32_t at, uint32_t len,
 			    uint64_t addr, uint32_t rkey);
+/* An atomic fetch-and-add of 1 at ADDR (8-byte aligned), RKEY, the old value into REF_RDMA: its status. */
+enum ibv_wc_status ref_atomic_add(struct ref_conn *k, uint64_t addr, uint32_t rkey);
 /* Stage DONE; wait for the act's disconnect (or the parent's stop); free what K holds. */
 void ref_end(struct ref_conn *k, struct fx_report *r);
 

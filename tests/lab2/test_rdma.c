@@ -69,6 +69,9 @@ static void rdma_where_told(const struct rdma_in *in, enum ibv_wr_opcode op, str
 		r->read_status = ref_rdma(&k, op, 0, len, addr, rkey);
 		r->text_len = len;
 		memcpy(r->text, k.buf + REF_RDMA, len);
+		/* What the client never does: refused by an MR that grants only what it does. */
+		if (r->read_status == IBV_WC_SUCCESS)
+			r->atomic_status = ref_atomic_add(&k, (addr + 7) & ~(uint64_t)7, rkey);
 	}
 out:
 	ref_end(&k, r);
@@ -264,12 +267,18 @@ static void peer_read_it(struct rl_case *c)
 				       (unsigned long long)rl_said_int(c, "rkey"),
 				       ibv_wc_status_str((enum ibv_wc_status)r->read_status)))
 		return;
-	rl_expect(c, strcmp(r->text, in->text) == 0,
-		  "expected \"%s\" read at offset %u, got \"%s\"", in->text, in->at, r->text);
+	if (rl_expect(c, strcmp(r->text, in->text) == 0,
+		      "expected \"%s\" read at offset %u, got \"%s\"", in->text, in->at, r->text))
+		rl_expect(c, r->atomic_status == IBV_WC_REM_ACCESS_ERR,
+			  "expected the peer's atomic fetch-and-add on the MR to fail with \"%s\", "
+			  "got \"%s\": the client never adds atomically, and an MR grants what "
+			  "the peer does to it, no more (see docs/lab2.md#step-4)",
+			  ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR),
+			  ibv_wc_status_str((enum ibv_wc_status)r->atomic_status));
 }
 
-RL_GRADED(remote_mr_lets_the_peer_rdma_read_it, .step = 4, .points = 1, .setup = peer_that_reads,
-	  .act = registers_for_a_read, .check = peer_read_it);
+RL_GRADED(remote_mr_lets_the_peer_rdma_read_it_and_refuses_an_atomic, .step = 4, .points = 1,
+	  .setup = peer_that_reads, .act = registers_for_a_read, .check = peer_read_it);
 
 /* The handout's keys (an lkey sent as the rkey shows as 0x1111), then random ones. */
 static void two_mrs(struct rl_case *c)
