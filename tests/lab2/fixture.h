@@ -202,6 +202,13 @@ void fx_cm_server(struct lab2_conn *c, uint16_t port);
 /* After step 1 made C's ids: the PD, CQ, QP, MR and receives, with plain verbs. */
 void fx_cm_resources(struct lab2_conn *c);
 void fx_cm_close(struct lab2_conn *c);
+/*
+ * fx_cm_close(), with each rdma_destroy_id() given FX_ID_GONE_MS: whether
+ * they all returned (one waits for ever on an event taken and never
+ * acknowledged; then the act's exit frees what is left).
+ */
+#define FX_ID_GONE_MS 2000
+bool fx_cm_close_bounded(struct lab2_conn *c);
 
 /* In the act: say RET as NAME (the function that returned it); whether it is 0. */
 bool fx_say_ret(const char *name, int ret);

@@ -30,21 +30,30 @@ static void server_that_leaves(struct rl_case *c)
 	start_a_server(c, LAB2_RNR_RETRY);
 }
 
-/* lab2_resolve() and lab2_connect() to the reference server, the rest by the fixture. */
+/*
+ * lab2_resolve() and lab2_connect() to the reference server, the rest by
+ * the fixture; unless HOLD, whether the id then goes at once ("id_gone":
+ * rdma_destroy_id() waits for ever on an event taken and not given back).
+ */
 static void resolve_and_connect(struct rl_case *c, bool hold)
 {
 	const struct cm_in *in = c->in;
 	struct lab2_conn k = { .timeout_ms = FX_TIMEOUT_MS };
+	bool connected = false;
 
 	if (fx_say_ret("lab2_resolve", lab2_resolve(&k, rl_test_addr(), in->port))) {
 		rl_say_int("resolved", k.cm_ch && k.id && k.id->verbs);
 		if (k.cm_ch && k.id && k.id->verbs) {
 			fx_cm_resources(&k);
-			if (fx_say_ret("lab2_connect", lab2_connect(&k)) && hold)
+			connected = fx_say_ret("lab2_connect", lab2_connect(&k));
+			if (connected && hold)
 				rl_hold();
 		}
 	}
-	fx_cm_close(&k);
+	if (connected && !hold)
+		rl_say_int("id_gone", fx_cm_close_bounded(&k));
+	else
+		fx_cm_close_bounded(&k);
 }
 
 static void connects_and_holds(struct rl_case *c)
@@ -101,6 +110,12 @@ static void server_qp_resends_6_times(struct rl_case *c)
 		       r->why[0] ? r->why : "it did not"))
 		return;
 	/* rnr_retry_count is what the PEER's QP uses (man rdma_connect). */
+	if (!rl_expect(c, rl_said_int(c, "id_gone"),
+		       "expected rdma_destroy_id() of the connected id to return at once, it still "
+		       "waited after %d ms: a CM event of that id was taken and never given back "
+		       "(see docs/lab2.md#step-1)",
+		       FX_ID_GONE_MS))
+		return;
 	rl_expect(c, r->qp_rnr_retry == LAB2_RNR_RETRY,
 		  "expected the server's QP to resend RNR-NAKed SENDs %d times "
 		  "(LAB2_RNR_RETRY), got %u%s: the count you connect with is the one the "
@@ -111,7 +126,7 @@ static void server_qp_resends_6_times(struct rl_case *c)
 					 "");
 }
 
-RL_GRADED(connect_asks_the_server_for_a_finite_rnr_retry, .step = 1, .points = 1,
+RL_GRADED(connect_gives_back_every_event_and_asks_a_finite_rnr_retry, .step = 1, .points = 1,
 	  .setup = server_asking_for_3, .act = connects, .check = server_qp_resends_6_times);
 
 /* A port for the lab's server, and a reference client that comes to it and leaves. */
@@ -141,7 +156,7 @@ static void listens_and_accepts(struct rl_case *c)
 				rl_hold();
 		}
 	}
-	fx_cm_close(&k);
+	fx_cm_close_bounded(&k);
 }
 
 static void client_saw_the_connection(struct rl_case *c)
@@ -192,7 +207,7 @@ static void connects_to_nobody(struct rl_case *c)
 			fx_say_event_left(k.cm_ch);
 		rl_hold();
 	}
-	fx_cm_close(&k);
+	fx_cm_close_bounded(&k);
 }
 
 /*
@@ -266,7 +281,7 @@ static void waits_for_a_request(struct rl_case *c)
 		rl_say_int("lab2_get_request", lab2_get_request(&k));
 		rl_hold();
 	}
-	fx_cm_close(&k);
+	fx_cm_close_bounded(&k);
 }
 
 /* The kernel lists an rdma_cm id of the act's listening on PORT. */
@@ -316,7 +331,7 @@ static void resolves_a_name(struct rl_case *c)
 
 	(void)c;
 	rl_say_int("lab2_resolve", lab2_resolve(&k, "not-an-address", 7471));
-	fx_cm_close(&k);
+	fx_cm_close_bounded(&k);
 }
 
 static void failed_cleanly(struct rl_case *c)
