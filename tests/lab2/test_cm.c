@@ -1,4 +1,6 @@
 /* test_cm.c: Lab 2 step 1: rdma_cm, against the reference peer. */
+#define _GNU_SOURCE /* pthread_timedjoin_np */
+#include <pthread.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -271,14 +273,47 @@ static void free_port_and_timeout(struct rl_case *c)
 	in->timeout_ms = 300 + r % 401;
 }
 
+/* Beyond its timeout, a wait that has not returned is taken for one with no bound. */
+#define STILL_WAITING_MS 3000
+
+/* lab2_get_request() on K, in a thread of its own: its return. */
+struct request_wait {
+	struct lab2_conn *k;
+	int ret;
+};
+
+static void *get_request(void *arg)
+{
+	struct request_wait *w = arg;
+
+	w->ret = lab2_get_request(w->k);
+	return NULL;
+}
+
+/* What lab2_get_request(K) returned, or 1 when it still waited STILL_WAITING_MS past its timeout. */
+static int get_request_within(struct lab2_conn *k)
+{
+	/* Static: a wait with no bound goes on, in its thread, after the act returns. */
+	static struct request_wait w;
+	struct timespec until;
+	pthread_t t;
+
+	w = (struct request_wait){ .k = k, .ret = 1 };
+	ck_assert(pthread_create(&t, NULL, get_request, &w) == 0);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (k->timeout_ms + STILL_WAITING_MS) / 1000 + 1;
+	return pthread_timedjoin_np(t, NULL, &until) == 0 ? w.ret : 1;
+}
+
 static void waits_for_a_request(struct rl_case *c)
 {
 	const struct cm_in *in = c->in;
-	struct lab2_conn k = { .timeout_ms = in->timeout_ms };
+	static struct lab2_conn k;
 
+	k = (struct lab2_conn){ .timeout_ms = in->timeout_ms };
 	fx_say_start();
 	if (fx_say_ret("lab2_listen", lab2_listen(&k, in->port))) {
-		rl_say_int("lab2_get_request", lab2_get_request(&k));
+		rl_say_int("lab2_get_request", get_request_within(&k));
 		rl_hold();
 	}
 	fx_cm_close_bounded(&k);
@@ -315,6 +350,12 @@ static void timed_out_in_time(struct rl_case *c)
 	if (!fx_ok(c, "lab2_listen", 1) || !listens_on(c, in->port))
 		return;
 	ret = rl_said_int(c, "lab2_get_request");
+	if (!rl_expect(c, ret != 1,
+		       "expected lab2_get_request to return -ETIMEDOUT after about %d ms, it was "
+		       "still waiting after %ld ms: rdma_get_cm_event() blocks for ever, how is "
+		       "the wait bounded? (see docs/lab2.md#step-1)",
+		       in->timeout_ms, took))
+		return;
 	if (rl_expect(c, ret == -ETIMEDOUT,
 		      "expected -ETIMEDOUT (%d) from lab2_get_request, got %lld (%s)", -ETIMEDOUT,
 		      ret, strerror((int)-ret)))
