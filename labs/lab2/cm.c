@@ -18,8 +18,8 @@ int lab2_wait_cm_event(struct lab2_conn *c, enum rdma_cm_event_type want,
 		       struct rdma_cm_id **new_id)
 {
 	/* TODO step 1
-	 * rdma_get_cm_event() blocks for ever: poll() the channel's fd with a
-	 * timeout first. Copy what you need out of the event, then rdma_ack_cm_event().
+	 * rdma_get_cm_event() blocks for ever, and every event it gives must go back:
+	 * decide how the wait is bounded and what you copy out first (docs/lab2.md#step-1).
 	 * Read: man rdma_get_cm_event, man rdma_ack_cm_event, man 2 poll.
 	 */
 	return rl_todo(1);
@@ -91,9 +91,9 @@ int lab2_connect(struct lab2_conn *c)
 int lab2_accept(struct lab2_conn *c)
 {
 	/* TODO step 1
-	 * The same parameters as the client's: responder_resources >= 1 or the
-	 * client's RDMA READs fail. rdma_accept() moves our QP to RTR and RTS.
-	 * Read: man rdma_accept.
+	 * What the server accepts with is what both QPs get: the client reads
+	 * from us. rdma_accept() moves our QP to RTR and RTS.
+	 * Read: man rdma_accept, docs/lab2.md#step-1.
 	 */
 	return rl_todo(1);
 }

@@ -34,8 +34,8 @@ int lab2_create_cq(struct lab2_conn *c, struct ibv_context *ctx)
 int lab2_wait_wc(struct lab2_conn *c, struct ibv_wc *wc)
 {
 	/* TODO step 2
-	 * Poll first; when empty, arm (ibv_req_notify_cq) and poll again (a completion may
-	 * have come in between), then poll() the channel's fd; ibv_get_cq_event + ibv_ack_cq_events.
+	 * Sleep on the channel's fd while the CQ is empty, yet never through a completion:
+	 * the order of polling, arming and sleeping is yours (docs/lab2.md#step-2).
 	 * Read: man ibv_req_notify_cq, man ibv_get_cq_event, man ibv_ack_cq_events.
 	 */
 	return rl_todo(2);

@@ -70,8 +70,8 @@ int lab2_post_rdma(struct lab2_conn *c, enum ibv_wr_opcode op, void *local, uint
 		   uint64_t remote_addr, uint32_t rkey)
 {
 	/* TODO step 4
-	 * Both are one-sided: the peer posts nothing and sees no completion. The
-	 * local SGE uses our lkey, wr.rdma the peer's address and rkey.
+	 * Both are one-sided: the peer posts nothing and sees no completion. For
+	 * each part of the work request, whose memory does it name, with whose key?
 	 * Read: man ibv_post_send (IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ).
 	 */
 	return rl_todo(4);

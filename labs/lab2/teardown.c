@@ -30,10 +30,9 @@ int lab2_wait_disconnected(struct lab2_conn *c)
 }
 
 /*
- * Step 5. Destroy what C holds, those that are not NULL, in reverse order of
- * creation: the QP, the MRs, the CQ, the completion channel, the PD, the ids,
- * the event channel; set each to NULL. Goes on after a failure. Returns 0,
- * or the first failure as a negative errno.
+ * Step 5. Destroy what C holds, those that are not NULL, each before what it
+ * depends on (docs/lab2.md#step-5); set each to NULL. Goes on after a
+ * failure. Returns 0, or the first failure as a negative errno.
  */
 int lab2_destroy(struct lab2_conn *c)
 {

@@ -65,8 +65,8 @@ static void lab2_take_cm_event(struct lab2_conn *c)
 int lab2_wait_wc(struct lab2_conn *c, struct ibv_wc *wc)
 {
 	/* BEGIN SOLUTION step 2
-	 * Poll first; when empty, arm (ibv_req_notify_cq) and poll again (a completion may
-	 * have come in between), then poll() the channel's fd; ibv_get_cq_event + ibv_ack_cq_events.
+	 * Sleep on the channel's fd while the CQ is empty, yet never through a completion:
+	 * the order of polling, arming and sleeping is yours (docs/lab2.md#step-2).
 	 * Read: man ibv_req_notify_cq, man ibv_get_cq_event, man ibv_ack_cq_events.
 	 * stub: return rl_todo(2);
 	 */

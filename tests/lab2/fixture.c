@@ -4,10 +4,13 @@
  * failed ck_assert here is the act's own set-up failing (the test fails
  * with its message); the student's results are said, never judged, here.
  */
+#define _GNU_SOURCE /* pthread_timedjoin_np */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fixture.h"
 
@@ -192,6 +195,12 @@ void fx_pair_tell(struct fx_pair *p, const void *msg, uint32_t len)
 	ck_assert_msg(ibv_post_send(p->c.qp, &wr, &bad) == 0, "fixture: its SEND failed");
 }
 
+void fx_pair_close_if_acked(struct fx_pair *p, unsigned int before)
+{
+	if (p->c.cq && p->c.cq->comp_events_completed > before)
+		fx_pair_close(p);
+}
+
 void fx_pair_close(struct fx_pair *p)
 {
 	struct lab2_conn *c = &p->c;
@@ -266,6 +275,44 @@ void fx_cm_server(struct lab2_conn *c, uint16_t port)
 	ck_assert_int_eq(rl_cm_accept(c->id, NULL, 0, FX_TIMEOUT_MS), 0);
 }
 RL_HIDDEN(fx_cm_server, 1);
+
+static void *destroy_id(void *id)
+{
+	rdma_destroy_id(id);
+	return NULL;
+}
+
+/* rdma_destroy_id(ID) in a thread of its own: whether it returned within FX_ID_GONE_MS. */
+static bool id_destroyed_in_time(struct rdma_cm_id *id)
+{
+	struct timespec until;
+	pthread_t t;
+
+	if (!id)
+		return true;
+	ck_assert(pthread_create(&t, NULL, destroy_id, id) == 0);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += FX_ID_GONE_MS / 1000;
+	return pthread_timedjoin_np(t, NULL, &until) == 0;
+}
+
+bool fx_cm_close_bounded(struct lab2_conn *c)
+{
+	struct rdma_cm_id *id = c->id, *listen_id = c->listen_id;
+	struct rdma_event_channel *ch = c->cm_ch;
+	bool gone;
+
+	if (id && id->qp)
+		rdma_destroy_qp(id);
+	c->id = c->listen_id = NULL;
+	c->cm_ch = NULL;
+	fx_cm_close(c); /* the rest, as ever */
+	gone = id_destroyed_in_time(id) && id_destroyed_in_time(listen_id);
+	/* An id still waiting holds its channel: then the exit frees both. */
+	if (gone && ch)
+		rdma_destroy_event_channel(ch);
+	return gone;
+}
 
 void fx_cm_close(struct lab2_conn *c)
 {

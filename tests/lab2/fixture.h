@@ -44,22 +44,25 @@ enum fx_stage {
  */
 struct fx_report {
 	enum fx_stage stage;
-	int ret;                   /* 0, or the errno it failed with */
-	char why[256];             /* what went wrong at the peer */
-	uint16_t port;             /* a server: where it listens */
-	uint32_t qp_num;           /* its QP, once connected */
-	uint8_t qp_rnr_retry;      /* its QP's rnr_retry, once connected */
-	bool disconnected;         /* it saw DISCONNECTED */
-	long left_ms;              /* when it disconnected on its own (fx_now_ms) */
-	long sent_ms;              /* when it posted the SEND a test waits for (fx_now_ms) */
-	int round_trips;           /* pings answered and checked (either side) */
-	int write_status;          /* its RDMA WRITE's enum ibv_wc_status */
-	int read_status;           /* its RDMA READ's */
-	int failed_at;             /* the message whose SEND failed, or -1 */
-	int send_status;           /* that SEND's status */
-	char secret[FX_TEXT_SIZE]; /* its own random text */
-	char text[LAB2_TEXT_MAX];  /* what it found written, read or received */
-	uint32_t text_len;         /* how many bytes of TEXT it received or read */
+	int ret;                  /* 0, or the errno it failed with */
+	char why[256];            /* what went wrong at the peer */
+	uint16_t port;            /* a server: where it listens */
+	uint32_t qp_num;          /* its QP, once connected */
+	uint8_t qp_rnr_retry;     /* its QP's rnr_retry, once connected */
+	uint8_t qp_max_rd_atomic; /* its QP's RDMA READs in flight to the act, once connected */
+	uint8_t qp_max_dest_rd_atomic; /* the act's READs its QP serves at once */
+	bool disconnected;             /* it saw DISCONNECTED */
+	long left_ms;                  /* when it disconnected on its own (fx_now_ms) */
+	long sent_ms;                  /* when it posted the SEND a test waits for (fx_now_ms) */
+	int round_trips;               /* pings answered and checked (either side) */
+	int write_status;              /* its RDMA WRITE's enum ibv_wc_status */
+	int read_status;               /* its RDMA READ's */
+	int atomic_status;             /* its atomic fetch-and-add's */
+	int failed_at;                 /* the message whose SEND failed, or -1 */
+	int send_status;               /* that SEND's status */
+	char secret[FX_TEXT_SIZE];     /* its own random text */
+	char text[LAB2_TEXT_MAX];      /* what it found written, read or received */
+	uint32_t text_len;             /* how many bytes of TEXT it received or read */
 };
 
 /* A peer's part: runs in the peer's process on IN (a copy), tells R as it goes. */
@@ -135,6 +138,8 @@ int ref_recv(struct ref_conn *k, struct fx_report *r);
 /* RDMA WRITE or READ of LEN bytes at REF_RDMA + AT to or from ADDR, RKEY: its status. */
 enum ibv_wc_status ref_rdma(struct ref_conn *k, enum ibv_wr_opcode op, uint32_t at, uint32_t len,
 			    uint64_t addr, uint32_t rkey);
+/* An atomic fetch-and-add of 1 at ADDR (8-byte aligned), RKEY, the old value into REF_RDMA: its status. */
+enum ibv_wc_status ref_atomic_add(struct ref_conn *k, uint64_t addr, uint32_t rkey);
 /* Stage DONE; wait for the act's disconnect (or the parent's stop); free what K holds. */
 void ref_end(struct ref_conn *k, struct fx_report *r);
 
@@ -174,6 +179,13 @@ bool fx_pair_open(struct fx_pair *p, const struct fx_pair_opts *o);
 /* An unsignaled SEND of LEN bytes of MSG to the peer (no completion unless it fails). */
 void fx_pair_tell(struct fx_pair *p, const void *msg, uint32_t len);
 void fx_pair_close(struct fx_pair *p);
+/*
+ * After the lab's lab2_wait_wc() ran on P: fx_pair_close() only when it
+ * acknowledged more CQ events than the BEFORE the test's own made, since
+ * ibv_destroy_cq() waits for ever on one taken and not acknowledged (the
+ * act's exit then frees everything).
+ */
+void fx_pair_close_if_acked(struct fx_pair *p, unsigned int before);
 
 /* One completion of CQ within FX_TIMEOUT_MS, whatever its status; false if none came. */
 bool fx_poll(struct ibv_cq *cq, struct ibv_wc *wc);
@@ -190,6 +202,13 @@ void fx_cm_server(struct lab2_conn *c, uint16_t port);
 /* After step 1 made C's ids: the PD, CQ, QP, MR and receives, with plain verbs. */
 void fx_cm_resources(struct lab2_conn *c);
 void fx_cm_close(struct lab2_conn *c);
+/*
+ * fx_cm_close(), with each rdma_destroy_id() given FX_ID_GONE_MS: whether
+ * they all returned (one waits for ever on an event taken and never
+ * acknowledged; then the act's exit frees what is left).
+ */
+#define FX_ID_GONE_MS 2000
+bool fx_cm_close_bounded(struct lab2_conn *c);
 
 /* In the act: say RET as NAME (the function that returned it); whether it is 0. */
 bool fx_say_ret(const char *name, int ret);

@@ -151,7 +151,7 @@ static struct rdma_conn_param ref_param(const struct ref_conn *k, const void *pr
 	};
 }
 
-/* Connected: its QP's number and rnr_retry into R, its RNR timer set; stage ESTABLISHED. */
+/* Connected: its QP's number, rnr_retry and READ depths into R, its RNR timer set; stage ESTABLISHED. */
 static void ref_established(struct ref_conn *k, struct fx_report *r)
 {
 	struct ibv_qp_attr attr = { .min_rnr_timer = k->o->min_rnr_timer };
@@ -159,8 +159,13 @@ static void ref_established(struct ref_conn *k, struct fx_report *r)
 
 	if (k->o->min_rnr_timer)
 		ibv_modify_qp(k->id->qp, &attr, IBV_QP_MIN_RNR_TIMER);
-	if (!ibv_query_qp(k->id->qp, &attr, IBV_QP_RNR_RETRY, &init))
+	if (!ibv_query_qp(k->id->qp, &attr,
+			  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC,
+			  &init)) {
 		r->qp_rnr_retry = attr.rnr_retry;
+		r->qp_max_rd_atomic = attr.max_rd_atomic;
+		r->qp_max_dest_rd_atomic = attr.max_dest_rd_atomic;
+	}
 	r->qp_num = k->id->qp->qp_num;
 	fx_note(r, FX_ESTABLISHED);
 }
@@ -287,6 +292,29 @@ enum ibv_wc_status ref_rdma(struct ref_conn *k, enum ibv_wr_opcode op, uint32_t 
 			  rl_post_write(k->id->qp, k->rdma_mr, local, len, addr, rkey, 3);
 
 	if (!ret)
+		ref_poll(k->send_cq, &wc);
+	return wc.status;
+}
+
+enum ibv_wc_status ref_atomic_add(struct ref_conn *k, uint64_t addr, uint32_t rkey)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(k->buf + REF_RDMA),
+		.length = 8,
+		.lkey = k->rdma_mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 4,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.atomic = { .remote_addr = addr, .compare_add = 1, .rkey = rkey },
+	};
+	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR };
+	struct ibv_send_wr *bad;
+
+	if (!ibv_post_send(k->id->qp, &wr, &bad))
 		ref_poll(k->send_cq, &wc);
 	return wc.status;
 }
@@ -520,6 +548,7 @@ RL_HIDDEN(ref_build, 0);           /* steps 2 to 4: CQs, MRs (lab2_reg_remote_mr
 RL_HIDDEN(ref_send, 0);            /* step 3: lab2_send_msg */
 RL_HIDDEN(ref_recv, 0);            /* step 3: lab2_recv_msg */
 RL_HIDDEN(ref_rdma, 0);            /* step 4: lab2_post_rdma */
+RL_HIDDEN(ref_atomic_add, 0);      /* step 4: an atomic, what no step does */
 RL_HIDDEN(ref_server_rdma, 0);     /* step 4: lab2_describe_mr, _encode_mr */
 RL_HIDDEN(ref_client_mr, 0);       /* step 4: lab2_decode_mr */
 RL_HIDDEN(ref_client_rdma, 0);     /* step 4: the client's WRITE and READ */

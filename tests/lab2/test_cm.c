@@ -1,4 +1,6 @@
 /* test_cm.c: Lab 2 step 1: rdma_cm, against the reference peer. */
+#define _GNU_SOURCE /* pthread_timedjoin_np */
+#include <pthread.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -30,21 +32,30 @@ static void server_that_leaves(struct rl_case *c)
 	start_a_server(c, LAB2_RNR_RETRY);
 }
 
-/* lab2_resolve() and lab2_connect() to the reference server, the rest by the fixture. */
+/*
+ * lab2_resolve() and lab2_connect() to the reference server, the rest by
+ * the fixture; unless HOLD, whether the id then goes at once ("id_gone":
+ * rdma_destroy_id() waits for ever on an event taken and not given back).
+ */
 static void resolve_and_connect(struct rl_case *c, bool hold)
 {
 	const struct cm_in *in = c->in;
 	struct lab2_conn k = { .timeout_ms = FX_TIMEOUT_MS };
+	bool connected = false;
 
 	if (fx_say_ret("lab2_resolve", lab2_resolve(&k, rl_test_addr(), in->port))) {
 		rl_say_int("resolved", k.cm_ch && k.id && k.id->verbs);
 		if (k.cm_ch && k.id && k.id->verbs) {
 			fx_cm_resources(&k);
-			if (fx_say_ret("lab2_connect", lab2_connect(&k)) && hold)
+			connected = fx_say_ret("lab2_connect", lab2_connect(&k));
+			if (connected && hold)
 				rl_hold();
 		}
 	}
-	fx_cm_close(&k);
+	if (connected && !hold)
+		rl_say_int("id_gone", fx_cm_close_bounded(&k));
+	else
+		fx_cm_close_bounded(&k);
 }
 
 static void connects_and_holds(struct rl_case *c)
@@ -101,14 +112,23 @@ static void server_qp_resends_6_times(struct rl_case *c)
 		       r->why[0] ? r->why : "it did not"))
 		return;
 	/* rnr_retry_count is what the PEER's QP uses (man rdma_connect). */
+	if (!rl_expect(c, rl_said_int(c, "id_gone"),
+		       "expected rdma_destroy_id() of the connected id to return at once, it still "
+		       "waited after %d ms: a CM event of that id was taken and never given back "
+		       "(see docs/lab2.md#step-1)",
+		       FX_ID_GONE_MS))
+		return;
 	rl_expect(c, r->qp_rnr_retry == LAB2_RNR_RETRY,
 		  "expected the server's QP to resend RNR-NAKed SENDs %d times "
-		  "(rnr_retry_count %d), got %u%s",
-		  LAB2_RNR_RETRY, LAB2_RNR_RETRY, r->qp_rnr_retry,
-		  r->qp_rnr_retry == 7 ? " (7: for ever)" : "");
+		  "(LAB2_RNR_RETRY), got %u%s: the count you connect with is the one the "
+		  "peer's QP uses (see docs/lab2.md#step-1)",
+		  LAB2_RNR_RETRY, r->qp_rnr_retry,
+		  r->qp_rnr_retry == 7 ? " (7: for ever, a missing receive becomes a hang)" :
+		  r->qp_rnr_retry == 3 ? " (3: what the server asked, not what we asked)" :
+					 "");
 }
 
-RL_GRADED(connect_asks_the_server_for_a_finite_rnr_retry, .step = 1, .points = 1,
+RL_GRADED(connect_gives_back_every_event_and_asks_a_finite_rnr_retry, .step = 1, .points = 1,
 	  .setup = server_asking_for_3, .act = connects, .check = server_qp_resends_6_times);
 
 /* A port for the lab's server, and a reference client that comes to it and leaves. */
@@ -138,7 +158,7 @@ static void listens_and_accepts(struct rl_case *c)
 				rl_hold();
 		}
 	}
-	fx_cm_close(&k);
+	fx_cm_close_bounded(&k);
 }
 
 static void client_saw_the_connection(struct rl_case *c)
@@ -151,8 +171,16 @@ static void client_saw_the_connection(struct rl_case *c)
 		fx_ok(c, "lab2_accept", 1);
 	r = fx_peer_end(c, FX_ESTABLISHED);
 	if (rl_expect(c, r->stage >= FX_ESTABLISHED, "expected the reference client to connect, %s",
-		      r->why[0] ? r->why : "it did not"))
-		fx_expect_act_qp(c, "RTS", r->qp_num, NULL);
+		      r->why[0] ? r->why : "it did not") &&
+	    fx_expect_act_qp(c, "RTS", r->qp_num, NULL))
+		/* What the server accepts with is what both QPs get (the client's is a request). */
+		rl_expect(
+			c, r->qp_max_rd_atomic >= 1,
+			"expected the reference client's QP to get at least 1 RDMA READ in flight "
+			"to your server, got %u: the client reads the server's buffer, and its "
+			"READs never complete without room for them (which rdma_conn_param field "
+			"says how many READs the server serves at once? see docs/lab2.md#step-1)",
+			r->qp_max_rd_atomic);
 }
 
 RL_GRADED(server_listens_and_accepts_the_reference_client, .step = 1, .points = 2,
@@ -181,7 +209,7 @@ static void connects_to_nobody(struct rl_case *c)
 			fx_say_event_left(k.cm_ch);
 		rl_hold();
 	}
-	fx_cm_close(&k);
+	fx_cm_close_bounded(&k);
 }
 
 /*
@@ -245,17 +273,50 @@ static void free_port_and_timeout(struct rl_case *c)
 	in->timeout_ms = 300 + r % 401;
 }
 
+/* Beyond its timeout, a wait that has not returned is taken for one with no bound. */
+#define STILL_WAITING_MS 3000
+
+/* lab2_get_request() on K, in a thread of its own: its return. */
+struct request_wait {
+	struct lab2_conn *k;
+	int ret;
+};
+
+static void *get_request(void *arg)
+{
+	struct request_wait *w = arg;
+
+	w->ret = lab2_get_request(w->k);
+	return NULL;
+}
+
+/* What lab2_get_request(K) returned, or 1 when it still waited STILL_WAITING_MS past its timeout. */
+static int get_request_within(struct lab2_conn *k)
+{
+	/* Static: a wait with no bound goes on, in its thread, after the act returns. */
+	static struct request_wait w;
+	struct timespec until;
+	pthread_t t;
+
+	w = (struct request_wait){ .k = k, .ret = 1 };
+	ck_assert(pthread_create(&t, NULL, get_request, &w) == 0);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (k->timeout_ms + STILL_WAITING_MS) / 1000 + 1;
+	return pthread_timedjoin_np(t, NULL, &until) == 0 ? w.ret : 1;
+}
+
 static void waits_for_a_request(struct rl_case *c)
 {
 	const struct cm_in *in = c->in;
-	struct lab2_conn k = { .timeout_ms = in->timeout_ms };
+	static struct lab2_conn k;
 
+	k = (struct lab2_conn){ .timeout_ms = in->timeout_ms };
 	fx_say_start();
 	if (fx_say_ret("lab2_listen", lab2_listen(&k, in->port))) {
-		rl_say_int("lab2_get_request", lab2_get_request(&k));
+		rl_say_int("lab2_get_request", get_request_within(&k));
 		rl_hold();
 	}
-	fx_cm_close(&k);
+	fx_cm_close_bounded(&k);
 }
 
 /* The kernel lists an rdma_cm id of the act's listening on PORT. */
@@ -289,6 +350,12 @@ static void timed_out_in_time(struct rl_case *c)
 	if (!fx_ok(c, "lab2_listen", 1) || !listens_on(c, in->port))
 		return;
 	ret = rl_said_int(c, "lab2_get_request");
+	if (!rl_expect(c, ret != 1,
+		       "expected lab2_get_request to return -ETIMEDOUT after about %d ms, it was "
+		       "still waiting after %ld ms: rdma_get_cm_event() blocks for ever, how is "
+		       "the wait bounded? (see docs/lab2.md#step-1)",
+		       in->timeout_ms, took))
+		return;
 	if (rl_expect(c, ret == -ETIMEDOUT,
 		      "expected -ETIMEDOUT (%d) from lab2_get_request, got %lld (%s)", -ETIMEDOUT,
 		      ret, strerror((int)-ret)))
@@ -305,7 +372,7 @@ static void resolves_a_name(struct rl_case *c)
 
 	(void)c;
 	rl_say_int("lab2_resolve", lab2_resolve(&k, "not-an-address", 7471));
-	fx_cm_close(&k);
+	fx_cm_close_bounded(&k);
 }
 
 static void failed_cleanly(struct rl_case *c)

@@ -183,7 +183,7 @@ static void waits_twice(struct rl_case *c)
 		rl_say_int(name,
 			   wc.wc_flags & IBV_WC_WITH_IMM ? (long long)ntohl(wc.imm_data) : -1);
 	}
-	fx_pair_close(&p);
+	fx_pair_close_if_acked(&p, 0);
 }
 
 /* What the act said its I-th wait gave (NAME: "wr_id", "opcode", "imm"). */
@@ -261,7 +261,7 @@ static void waits_for_a_failed_write(struct rl_case *c)
 	rl_say_int("lab2_wait_wc", lab2_wait_wc(&p.c, &wc));
 	rl_say_int("status", wc.status);
 	rl_say_int("wr_id", (long long)wc.wr_id);
-	fx_pair_close(&p);
+	fx_pair_close_if_acked(&p, 0);
 }
 
 static void failed_with_eio(struct rl_case *c)
@@ -296,28 +296,66 @@ RL_GRADED(wait_wc_reports_a_failed_completion_with_eio, .step = 2, .points = 1, 
 static struct ibv_cq *counted_cq;
 static int (*real_req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 static int arms;
+/* Set: the next arm first lets the peer's message complete (see slips_in). */
+static struct fx_pair *slip_pair;
+
+/*
+ * A completion slips in between the wait's poll and its arm: tell the peer
+ * to send, and wait (on the channel, armed by us, the event taken and
+ * acknowledged) until its message is in the CQ. The arm that follows
+ * raises no event for it: only a poll after arming finds it.
+ */
+static void slips_in(struct fx_pair *p)
+{
+	struct pollfd pfd = { .fd = p->c.comp->fd, .events = POLLIN };
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	fx_pair_tell(p, "go", 3);
+	ck_assert(real_req_notify_cq(p->c.cq, 0) == 0);
+	ck_assert_msg(poll(&pfd, 1, FX_TIMEOUT_MS) == 1 &&
+			      !ibv_get_cq_event(p->c.comp, &cq, &cq_ctx),
+		      "fixture: the peer's first message did not come");
+	ibv_ack_cq_events(cq, 1);
+}
 
 static int counting_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
-	if (cq == counted_cq)
-		arms++;
+	struct fx_pair *p = slip_pair;
+
+	if (cq != counted_cq)
+		return real_req_notify_cq(cq, solicited_only);
+	arms++;
+	slip_pair = NULL;
+	if (p)
+		slips_in(p);
 	return real_req_notify_cq(cq, solicited_only);
 }
 
-/* The peer: once the act says so, a pause of delay_ms, then one message with its immediate. */
+/*
+ * The peer: two messages with its immediates, each once the act says so:
+ * the first at once, the second after a pause of delay_ms.
+ */
 static void sends_when_told(const void *in, struct fx_report *r)
 {
 	const struct cq_in *ci = in;
 	struct ref_conn k;
 	uint32_t imm;
+	int i;
 
-	if (!ref_accept(&k, &ci->o, r) && ref_recv(&k, r) >= 0) {
-		usleep((useconds_t)ci->delay_ms * 1000);
-		imm = secret_imm(r->secret, 0);
+	if (ref_accept(&k, &ci->o, r))
+		goto out;
+	for (i = 0; i < 2 && ref_recv(&k, r) >= 0; i++) {
+		if (i)
+			usleep((useconds_t)ci->delay_ms * 1000);
+		imm = secret_imm(r->secret, i);
 		memcpy(k.buf + REF_SEND, "completion", 11);
-		r->sent_ms = fx_now_ms();
-		ref_send(&k, r, 11, &imm);
+		if (i)
+			r->sent_ms = fx_now_ms();
+		if (ref_send(&k, r, 11, &imm))
+			break;
 	}
+out:
 	ref_end(&k, r);
 }
 
@@ -345,35 +383,65 @@ static long long cpu_ns(clockid_t clock)
 	return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Say what the wait PHASE returned as "lab2_wait_wc (PHASE)", and the completion as "PHASE.*". */
+static void say_wait(const char *phase, int ret, const struct ibv_wc *wc)
+{
+	char key[48];
+
+	snprintf(key, sizeof(key), "lab2_wait_wc (%s)", phase);
+	rl_say_int(key, ret);
+	snprintf(key, sizeof(key), "%s.arms", phase);
+	rl_say_int(key, arms);
+	snprintf(key, sizeof(key), "%s.wr_id", phase);
+	rl_say_int(key, (long long)wc->wr_id);
+	snprintf(key, sizeof(key), "%s.opcode", phase);
+	rl_say_int(key, wc->opcode);
+	snprintf(key, sizeof(key), "%s.imm", phase);
+	rl_say_int(key, wc->wc_flags & IBV_WC_WITH_IMM ? (long long)ntohl(wc->imm_data) : -1);
+}
+
 /*
- * Two waits, the CQ's arms counted in each: for the peer's message, which
- * comes delay_ms in (the act says when the wait returned, and whether the
- * event is still on the channel); then on the empty CQ, which must time
- * out (the check reads the time and the CPU time it took).
+ * Three waits, the CQ's arms counted in each: one whose completion slips
+ * in between its poll and its arm (slips_in); one for the peer's message,
+ * which comes delay_ms in (the act says when the wait returned, and
+ * whether the event is still on the channel); then on the empty CQ, which
+ * must time out (the check reads the time and the CPU time it took).
  */
 static void waits_for_a_message_then_for_nothing(struct rl_case *c)
 {
 	const struct cq_in *in = c->in;
 	struct fx_pair_opts o = { .port = in->port,
-				  .recvs = 1,
+				  .recvs = 2,
 				  .recv_wr_id = in->wr_id,
 				  .peer_rnr_retry = LAB2_RNR_RETRY };
 	struct pollfd pfd;
 	struct ibv_wc wc = { 0 };
 	struct fx_pair p;
+	unsigned int acked_before = 0;
+	int ret;
 
 	fx_pair_open(&p, &o);
 	counted_cq = p.c.cq;
 	real_req_notify_cq = p.c.cq->context->ops.req_notify_cq;
 	p.c.cq->context->ops.req_notify_cq = counting_req_notify_cq;
 	arms = 0;
+	slip_pair = &p;
+	p.c.timeout_ms = in->timeout_ms;
+	ret = lab2_wait_wc(&p.c, &wc);
+	slip_pair = NULL;
+	say_wait("slipped", ret, &wc);
+	/* Its completion is still in the CQ when that wait missed it: the next would take it. */
+	if (ret)
+		goto hold;
+	acked_before = p.c.cq->comp_events_completed;
+	rl_say_int("acked_before", acked_before);
+	arms = 0;
+	memset(&wc, 0, sizeof(wc));
+	p.c.timeout_ms = FX_TIMEOUT_MS;
 	fx_pair_tell(&p, "go", 3);
-	rl_say_int("lab2_wait_wc (message)", lab2_wait_wc(&p.c, &wc));
+	ret = lab2_wait_wc(&p.c, &wc);
 	rl_say_int("returned_ms", fx_now_ms());
-	rl_say_int("arms (message)", arms);
-	rl_say_int("wr_id", (long long)wc.wr_id);
-	rl_say_int("opcode", wc.opcode);
-	rl_say_int("imm", wc.wc_flags & IBV_WC_WITH_IMM ? (long long)ntohl(wc.imm_data) : -1);
+	say_wait("message", ret, &wc);
 	pfd = (struct pollfd){ .fd = p.c.comp->fd, .events = POLLIN };
 	rl_say_int("event_left", poll(&pfd, 1, 0) == 1);
 	rl_say_int("acked", p.c.cq->comp_events_completed);
@@ -384,65 +452,111 @@ static void waits_for_a_message_then_for_nothing(struct rl_case *c)
 	fx_say_start();
 	rl_say_int("lab2_wait_wc", lab2_wait_wc(&p.c, &wc));
 	rl_say_int("arms", arms);
+hold:
 	rl_hold();
 	p.c.cq->context->ops.req_notify_cq = real_req_notify_cq;
-	/* ibv_destroy_cq() waits for ever on an event not acknowledged: then the exit frees all. */
-	if (p.c.cq->comp_events_completed > 0)
-		fx_pair_close(&p);
+	if (acked_before)
+		fx_pair_close_if_acked(&p, acked_before);
 }
 
-/* The first wait: the peer's message, soon after it was sent, the CQ armed, the event taken. */
+/* What the act said of the wait PHASE's completion NAME ("wr_id", "opcode", "imm"). */
+static long long said_in(struct rl_case *c, const char *phase, const char *name)
+{
+	char key[48];
+
+	snprintf(key, sizeof(key), "%s.%s", phase, name);
+	return rl_said_int(c, key);
+}
+
+/* The wait PHASE gave the RECV completion of WR_ID with the peer's immediate IMM. */
+static bool gave_the_recv(struct rl_case *c, const char *phase, uint64_t wr_id, uint32_t imm)
+{
+	long long got_imm = said_in(c, phase, "imm");
+
+	return rl_expect(c,
+			 (uint64_t)said_in(c, phase, "wr_id") == wr_id &&
+				 said_in(c, phase, "opcode") == IBV_WC_RECV && got_imm == imm,
+			 "expected the RECV completion of wr_id %llu, with the peer's immediate "
+			 "0x%08x; got wr_id %llu opcode %lld immediate %s0x%08x",
+			 (unsigned long long)wr_id, imm,
+			 (unsigned long long)said_in(c, phase, "wr_id"),
+			 said_in(c, phase, "opcode"), got_imm < 0 ? "(none) " : "",
+			 (uint32_t)got_imm);
+}
+
+/* The first wait: its completion came between its poll and its arm, and it was not lost. */
+static bool found_what_slipped_in(struct rl_case *c)
+{
+	long long ret = rl_said_int(c, "lab2_wait_wc (slipped)");
+
+	if (!rl_expect(c, ret == 0 || said_in(c, "slipped", "arms") >= 1,
+		       "expected the CQ armed (ibv_req_notify_cq) before sleeping, it never was, "
+		       "and lab2_wait_wc returned %lld (%s) (see docs/lab2.md#step-2)",
+		       ret, strerror((int)-ret)) ||
+	    !rl_expect(c, ret == 0,
+		       "expected lab2_wait_wc to return the completion that came after its first "
+		       "poll and before its arm, got %lld (%s): an arm raises an event only for a "
+		       "completion that comes after it, so a wait that sleeps right after arming "
+		       "misses the one that came just before (a lost wakeup; see "
+		       "docs/lab2.md#step-2)",
+		       ret, strerror((int)-ret)))
+		return false;
+	return true;
+}
+
+/* The first wait gave its message; the second, the peer's message, soon after it was sent, the CQ armed, the event taken. */
 static bool woke_for_the_message(struct rl_case *c, const struct fx_report *r)
 {
 	const struct cq_in *in = c->in;
-	long long ret = rl_said_int(c, "lab2_wait_wc (message)"), got_imm = rl_said_int(c, "imm");
-	long long arms_then = rl_said_int(c, "arms (message)"), acked = rl_said_int(c, "acked");
+	long long ret = rl_said_int(c, "lab2_wait_wc (message)");
+	long long acked = rl_said_int(c, "acked") - rl_said_int(c, "acked_before");
 	long late = (long)rl_said_int(c, "returned_ms") - r->sent_ms;
-	uint32_t imm = secret_imm(r->secret, 0);
 
-	if (!rl_expect(c, r->sent_ms, "expected the reference peer to send its message, %s",
+	if (!gave_the_recv(c, "slipped", in->wr_id[0], secret_imm(r->secret, 0)) ||
+	    !rl_expect(c, r->sent_ms, "expected the reference peer to send its message, %s",
 		       r->why[0] ? r->why : "it did not") ||
 	    !rl_expect(c, ret == 0,
 		       "expected lab2_wait_wc to return 0 for a message %d ms into a %d ms wait, "
 		       "got %lld (%s)",
 		       in->delay_ms, FX_TIMEOUT_MS, ret, strerror((int)-ret)) ||
-	    !rl_expect(c,
-		       (uint64_t)rl_said_int(c, "wr_id") == in->wr_id[0] &&
-			       rl_said_int(c, "opcode") == IBV_WC_RECV && got_imm == imm,
-		       "expected the RECV completion of wr_id %llu, with the peer's immediate "
-		       "0x%08x; got wr_id %llu opcode %lld immediate %s0x%08x",
-		       (unsigned long long)in->wr_id[0], imm,
-		       (unsigned long long)rl_said_int(c, "wr_id"), rl_said_int(c, "opcode"),
-		       got_imm < 0 ? "(none) " : "", (uint32_t)got_imm) ||
+	    !gave_the_recv(c, "message", in->wr_id[1], secret_imm(r->secret, 1)) ||
 	    !rl_expect(c, late < PROMPT_MS,
 		       "expected lab2_wait_wc to return as the peer's message came, it returned "
-		       "%ld ms after it was sent (a %d ms wait: does it sleep until the timeout?)",
+		       "%ld ms after it was sent (a %d ms wait: does it sleep until the timeout? "
+		       "see docs/lab2.md#step-2)",
 		       late, FX_TIMEOUT_MS) ||
-	    !rl_expect(c, arms_then >= 1,
-		       "expected the CQ armed (ibv_req_notify_cq) before sleeping, it never was") ||
+	    !rl_expect(c, said_in(c, "message", "arms") >= 1,
+		       "expected the CQ armed (ibv_req_notify_cq) before sleeping, it never was "
+		       "(see docs/lab2.md#step-2)") ||
 	    !rl_expect(c, !rl_said_int(c, "event_left"),
 		       "expected the event the message raised to be taken from c->comp "
-		       "(ibv_get_cq_event), it is still there: sleep in poll() on its fd"))
+		       "(ibv_get_cq_event), it is still there: sleep in poll() on its fd (see "
+		       "docs/lab2.md#step-2)"))
 		return false;
 	return rl_expect(
 		c, acked >= 1,
 		"expected the event it woke on to be acknowledged (ibv_ack_cq_events), got "
-		"%lld acknowledged: ibv_destroy_cq() waits for ever on one that is not",
+		"%lld acknowledged: ibv_destroy_cq() waits for ever on one that is not (see "
+		"docs/lab2.md#step-2)",
 		acked);
 }
 
 static void woke_for_the_message_then_slept_until_the_timeout(struct rl_case *c)
 {
 	const struct cq_in *in = c->in;
-	long took = fx_took_ms(c), cpu = -1;
-	long long ret = rl_said_int(c, "lab2_wait_wc");
+	long took, cpu = -1;
+	long long ret;
 	clockid_t clock;
 
+	if (!found_what_slipped_in(c))
+		return;
+	took = fx_took_ms(c);
 	/* The act's CPU time, from the kernel: the act cannot say less than it used. */
 	if (rl_act_pid(c) > 0 && clock_getcpuclockid(rl_act_pid(c), &clock) == 0)
 		cpu = (long)((cpu_ns(clock) - rl_said_int(c, "cpu_ns")) / 1000000);
 	if (!woke_for_the_message(c, fx_peer_end(c, FX_DONE)))
 		return;
+	ret = rl_said_int(c, "lab2_wait_wc");
 	if (rl_expect(c, ret == -ETIMEDOUT,
 		      "expected -ETIMEDOUT from lab2_wait_wc on an empty CQ, got %lld (%s)", ret,
 		      strerror((int)-ret)) &&
@@ -453,7 +567,7 @@ static void woke_for_the_message_then_slept_until_the_timeout(struct rl_case *c)
 		      "armed in that wait"))
 		rl_expect(c, cpu >= 0 && cpu < took / 3,
 			  "expected to sleep on the completion channel, but %ld ms of CPU went in "
-			  "%ld ms (busy polling?)",
+			  "%ld ms (busy polling? see docs/lab2.md#step-2)",
 			  cpu, took);
 }
 

@@ -165,7 +165,7 @@ static void peer_got_it_and_it_completed(struct rl_case *c)
 		  rl_said_int(c, "completed") && rl_said_int(c, "opcode") == IBV_WC_SEND &&
 			  rl_said_int(c, "wr_id") == LAB2_WR_SEND,
 		  "expected a SEND completion with wr_id %d (signaled), got %s opcode %lld wr_id "
-		  "%llu",
+		  "%llu (see docs/lab2.md#step-3)",
 		  LAB2_WR_SEND, rl_said_int(c, "completed") ? "one with" : "none within 5 s:",
 		  rl_said_int(c, "opcode"), (unsigned long long)rl_said_int(c, "wr_id"));
 }
@@ -237,7 +237,7 @@ static void receives_many(struct rl_case *c)
 		if (i + 1 < MANY_MESSAGES)
 			fx_pair_tell(&p, "took it", 8);
 	}
-	fx_pair_close(&p);
+	fx_pair_close_if_acked(&p, 0);
 }
 
 static void each_in_order(struct rl_case *c)
@@ -259,7 +259,8 @@ static void each_in_order(struct rl_case *c)
 		if (r->failed_at == i) {
 			rl_expect(c, false,
 				  "message %d: expected the peer's SEND to find a receive, got "
-				  "\"%s\" (did lab2_recv_msg post the receive again?)",
+				  "\"%s\" (when does lab2_recv_msg post the receive again? see "
+				  "docs/lab2.md#step-3)",
 				  i, ibv_wc_status_str((enum ibv_wc_status)r->send_status));
 			break;
 		}
@@ -334,7 +335,7 @@ static void sends_after_a_message_came(struct rl_case *c)
 		rl_say_int("len", n);
 		rl_say_bytes("msg", got, n > 0 && n < (int)sizeof(got) ? (size_t)n : sizeof(got));
 	}
-	fx_pair_close(&p);
+	fx_pair_close_if_acked(&p, 1);
 }
 
 static void kept_the_early_message(struct rl_case *c)
@@ -352,7 +353,8 @@ static void kept_the_early_message(struct rl_case *c)
 	got = rl_said_int(c, "len");
 	if (rl_expect(c, said_text(c, "msg", r->secret, got),
 		      "expected the message that came during lab2_send_msg, \"%s\" (%zu bytes), "
-		      "got %lld, \"%.*s\" (match completions by wr_id)",
+		      "got %lld, \"%.*s\" (match completions by wr_id: see "
+		      "docs/lab2.md#step-3)",
 		      r->secret, strlen(r->secret) + 1, got, (int)strlen(r->secret),
 		      (const char *)rl_said_bytes(c, "msg", &n)))
 		rl_expect(c, r->text_len == len && memcmp(r->text, in->text, len) == 0,
@@ -442,7 +444,7 @@ static void sends_a_message_nobody_receives(struct rl_case *c)
 	memcpy(p.c.bufs.send, in->text, len);
 	rl_say_int("lab2_send_msg", lab2_send_msg(&p.c, len));
 	rl_hold();
-	fx_pair_close(&p);
+	fx_pair_close_if_acked(&p, 0);
 }
 
 static void send_msg_said_eio(struct rl_case *c)

@@ -69,6 +69,9 @@ static void rdma_where_told(const struct rdma_in *in, enum ibv_wr_opcode op, str
 		r->read_status = ref_rdma(&k, op, 0, len, addr, rkey);
 		r->text_len = len;
 		memcpy(r->text, k.buf + REF_RDMA, len);
+		/* What the client never does: refused by an MR that grants only what it does. */
+		if (r->read_status == IBV_WC_SUCCESS)
+			r->atomic_status = ref_atomic_add(&k, (addr + 7) & ~(uint64_t)7, rkey);
 	}
 out:
 	ref_end(&k, r);
@@ -197,7 +200,8 @@ static bool mr_covers_the_buffer(struct rl_case *c)
 	int i, n;
 
 	if (!rl_expect(c, rl_said_int(c, "mr"),
-		       "expected an MR from lab2_reg_remote_mr, got NULL (step 4: see "
+		       "expected an MR from lab2_reg_remote_mr, got NULL (when ibv_reg_mr refuses "
+		       "the flags, its notes in man ibv_reg_mr say which one needs another; see "
 		       "docs/lab2.md#step-4)") ||
 	    !rl_expect(c, rl_said_int(c, "mr_is_buf") && rl_said_int(c, "mr_length") == in->len,
 		       "expected the MR to cover the %u bytes given, got %lld bytes at 0x%llx",
@@ -235,7 +239,8 @@ static void peer_wrote_into_it(struct rl_case *c)
 	if (rl_failed(c) ||
 	    !rl_expect(c, r->write_status == IBV_WC_SUCCESS,
 		       "expected the peer's RDMA WRITE with rkey 0x%llx to succeed, "
-		       "got \"%s\" (IBV_ACCESS_REMOTE_WRITE missing?)",
+		       "got \"%s\" (does the MR grant what a remote WRITE needs? see "
+		       "docs/lab2.md#step-4)",
 		       (unsigned long long)rl_said_int(c, "rkey"),
 		       ibv_wc_status_str((enum ibv_wc_status)r->write_status)))
 		return;
@@ -257,16 +262,23 @@ static void peer_read_it(struct rl_case *c)
 	r = fx_peer_end(c, FX_DONE);
 	if (rl_failed(c) || !rl_expect(c, r->read_status == IBV_WC_SUCCESS,
 				       "expected the peer's RDMA READ with rkey 0x%llx to succeed, "
-				       "got \"%s\" (IBV_ACCESS_REMOTE_READ missing?)",
+				       "got \"%s\" (does the MR grant what a remote READ needs? "
+				       "see docs/lab2.md#step-4)",
 				       (unsigned long long)rl_said_int(c, "rkey"),
 				       ibv_wc_status_str((enum ibv_wc_status)r->read_status)))
 		return;
-	rl_expect(c, strcmp(r->text, in->text) == 0,
-		  "expected \"%s\" read at offset %u, got \"%s\"", in->text, in->at, r->text);
+	if (rl_expect(c, strcmp(r->text, in->text) == 0,
+		      "expected \"%s\" read at offset %u, got \"%s\"", in->text, in->at, r->text))
+		rl_expect(c, r->atomic_status == IBV_WC_REM_ACCESS_ERR,
+			  "expected the peer's atomic fetch-and-add on the MR to fail with \"%s\", "
+			  "got \"%s\": the client never adds atomically, and an MR grants what "
+			  "the peer does to it, no more (see docs/lab2.md#step-4)",
+			  ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR),
+			  ibv_wc_status_str((enum ibv_wc_status)r->atomic_status));
 }
 
-RL_GRADED(remote_mr_lets_the_peer_rdma_read_it, .step = 4, .points = 1, .setup = peer_that_reads,
-	  .act = registers_for_a_read, .check = peer_read_it);
+RL_GRADED(remote_mr_lets_the_peer_rdma_read_it_and_refuses_an_atomic, .step = 4, .points = 1,
+	  .setup = peer_that_reads, .act = registers_for_a_read, .check = peer_read_it);
 
 /* The handout's keys (an lkey sent as the rkey shows as 0x1111), then random ones. */
 static void two_mrs(struct rl_case *c)
@@ -324,7 +336,10 @@ static void gave_the_rkey(struct rl_case *c)
 		snprintf(name, sizeof(name), "len%d", i);
 		len = (uint32_t)rl_said_int(c, name);
 		if (rl_expect(c, rkey == want->rkey, "expected rkey 0x%x, got 0x%x%s", want->rkey,
-			      rkey, rkey == want->lkey ? ": expected rkey, got lkey?" : ""))
+			      rkey,
+			      rkey == want->lkey ? ", the MR's lkey: which key names our memory "
+						   "for the peer? see docs/lab2.md#step-4" :
+						   ""))
 			rl_expect(c, addr == want->addr && len == want->length,
 				  "expected address 0x%llx and length %u, got 0x%llx and %u",
 				  (unsigned long long)want->addr, want->length,
@@ -390,8 +405,10 @@ static void big_endian_at_each_offset(struct rl_case *c)
 		return;
 	got = rl_said_bytes(c, "bytes", &n);
 	for (i = 0; i < LAB2_MR_WIRE_LEN && (size_t)i < n; i++)
-		if (!rl_expect(c, got[i] == want[i], "byte %d: expected 0x%02x, got 0x%02x", i,
-			       want[i], got[i]))
+		if (!rl_expect(c, got[i] == want[i],
+			       "byte %d: expected 0x%02x, got 0x%02x (each field big-endian at its "
+			       "offset: see docs/lab2.md#step-4)",
+			       i, want[i], got[i]))
 			return;
 	ret = rl_said_int(c, "short");
 	rl_expect(c, ret == -EMSGSIZE, "expected -EMSGSIZE for a 19-byte buffer, got %lld", ret);
@@ -570,7 +587,8 @@ static bool completed(struct rl_case *c, const char *name, const char *what, int
 				 rl_said_int(c, key[2]) == opcode &&
 				 rl_said_int(c, key[3]) == wr_id,
 			 "expected a successful %s with wr_id %d, got %s opcode %lld wr_id %llu "
-			 "\"%s\"",
+			 "\"%s\" (whose memory and key does each part name? see "
+			 "docs/lab2.md#step-4)",
 			 what, wr_id, rl_said_int(c, key[0]) ? "one with" : "none within 5 s:",
 			 rl_said_int(c, key[2]), (unsigned long long)rl_said_int(c, key[3]),
 			 ibv_wc_status_str((enum ibv_wc_status)status));

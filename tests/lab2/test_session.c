@@ -1,7 +1,8 @@
 /*
- * test_session.c: Lab 2 step 5 (disconnect and teardown) and the whole
- * programs: the lab's client against the reference server, the lab's server
- * against the reference client, and a peer that leaves early.
+ * test_session.c: Lab 2 step 5 (disconnect and teardown) and step 6, the
+ * whole session (.whole): the lab's client against the reference server,
+ * the lab's server against the reference client, and a peer that leaves
+ * early.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +68,7 @@ static bool took_disconnected(struct rl_case *c, const char *function)
 {
 	return rl_expect(c, rl_said_int(c, "left_on_channel") != RDMA_CM_EVENT_DISCONNECTED,
 			 "expected %s to wait for DISCONNECTED and take it, it was left on the "
-			 "channel",
+			 "channel (see docs/lab2.md#step-5)",
 			 function);
 }
 
@@ -185,8 +186,11 @@ static void nothing_left(struct rl_case *c)
 	int i;
 
 	fx_peer_end(c, FX_ESTABLISHED);
-	if (!rl_expect(c, ret == 0, "expected lab2_destroy to return 0, got %lld (%s)", ret,
-		       strerror((int)-ret)))
+	if (!rl_expect(c, ret == 0, "expected lab2_destroy to return 0, got %lld (%s)%s", ret,
+		       strerror((int)-ret),
+		       ret == -EBUSY ? ": an object destroyed while another still used it; in "
+				       "what order? see docs/lab2.md#step-5" :
+				       ""))
 		return;
 	for (i = 0; i < 8; i++)
 		v[i] = rl_said_int(c, ptr[i]);
@@ -204,6 +208,8 @@ static void nothing_left(struct rl_case *c)
 
 RL_GRADED(destroy_frees_everything_and_clears_every_pointer, .step = 5, .points = 2,
 	  .setup = server_that_leaves, .act = destroys, .check = nothing_left);
+
+/* Step 6: the whole session, the steps in session.c's order */
 
 /* The options a run takes, as the program would parse them. */
 static struct rl_args run_args(uint16_t port, const char *addr)
@@ -255,8 +261,8 @@ static void server_got_every_payload(struct rl_case *c)
 			  "expected the client to disconnect, the server saw no DISCONNECTED");
 }
 
-RL_GRADED(lab2_client_against_the_reference_server_moves_every_payload, .step = 5, .points = 3,
-	  .needs = 4, .setup = whole_server, .act = runs_the_client,
+RL_GRADED(lab2_client_against_the_reference_server_moves_every_payload, .step = 6, .points = 3,
+	  .whole = true, .setup = whole_server, .act = runs_the_client,
 	  .check = server_got_every_payload);
 
 static void whole_client(struct rl_case *c)
@@ -288,13 +294,14 @@ static void client_got_every_payload(struct rl_case *c)
 		      "expected the reference client's RDMA WRITE to succeed, got \"%s\"%s",
 		      ibv_wc_status_str((enum ibv_wc_status)r->write_status),
 		      r->write_status == IBV_WC_REM_ACCESS_ERR ?
-			      ": expected rkey, got lkey? or an MR without IBV_ACCESS_REMOTE_WRITE" :
+			      ": was the rkey sent, and does the MR grant a remote write? see "
+			      "docs/lab2.md#step-4" :
 			      "") &&
 	    rl_expect(c, !rdma || r->read_status == IBV_WC_SUCCESS,
 		      "expected the reference client's RDMA READ to succeed, got \"%s\"%s",
 		      ibv_wc_status_str((enum ibv_wc_status)r->read_status),
 		      r->read_status == IBV_WC_REM_ACCESS_ERR ?
-			      ": an MR without IBV_ACCESS_REMOTE_READ, or responder_resources 0?" :
+			      ": does the MR grant a remote read (docs/lab2.md#step-4)?" :
 			      "") &&
 	    rl_expect(c, ret == 0, "expected lab2_run_server to return 0, got %lld (%s)%s%s", ret,
 		      strerror((int)-ret), r->why[0] ? "; " : "", r->why) &&
@@ -310,8 +317,8 @@ static void client_got_every_payload(struct rl_case *c)
 			  r->text);
 }
 
-RL_GRADED(lab2_server_against_the_reference_client_moves_every_payload, .step = 5, .points = 3,
-	  .needs = 4, .setup = whole_client, .act = runs_the_server,
+RL_GRADED(lab2_server_against_the_reference_client_moves_every_payload, .step = 6, .points = 3,
+	  .whole = true, .setup = whole_client, .act = runs_the_server,
 	  .check = client_got_every_payload);
 
 /* The reference leaves after 3 round trips: the lab's side must notice, soon. */
@@ -363,8 +370,11 @@ static void reported_the_peer_gone(struct rl_case *c, const char *who, const cha
 	const struct fx_report *r;
 
 	rl_expect(c, ret == -ECONNRESET,
-		  "expected -ECONNRESET once the %s disconnected after %d pings, got %lld (%s)",
-		  peer, LEAVES_AFTER, ret, strerror((int)-ret));
+		  "expected -ECONNRESET once the %s disconnected after %d pings, got %lld (%s)%s",
+		  peer, LEAVES_AFTER, ret, strerror((int)-ret),
+		  ret == -ETIMEDOUT ? ": a peer that leaves shows only on the CM channel; does the "
+				      "completion wait watch it? see docs/lab2.md#step-2" :
+				      "");
 	r = fx_peer_end(c, FX_LEFT);
 	if (rl_failed(c) ||
 	    !rl_expect(c, r->round_trips == LEAVES_AFTER && r->left_ms,
@@ -376,7 +386,8 @@ static void reported_the_peer_gone(struct rl_case *c, const char *who, const cha
 		return;
 	rl_expect(c, took < 8000,
 		  "expected the error soon after the disconnect, not at the 20 s timeout; took "
-		  "%ld ms (watch the CM channel while waiting for completions)",
+		  "%ld ms (watch the CM channel while waiting for completions: see "
+		  "docs/lab2.md#step-2)",
 		  took);
 }
 
@@ -390,10 +401,10 @@ static void server_reported_the_client_gone(struct rl_case *c)
 	reported_the_peer_gone(c, "server", "client");
 }
 
-RL_GRADED(lab2_client_reports_a_server_that_leaves_early_without_hanging, .step = 5, .points = 1,
-	  .needs = 3, .setup = server_leaving_early, .act = runs_the_client_with_a_long_timeout,
+RL_GRADED(lab2_client_reports_a_server_that_leaves_early_without_hanging, .step = 6, .points = 1,
+	  .whole = true, .setup = server_leaving_early, .act = runs_the_client_with_a_long_timeout,
 	  .check = client_reported_the_server_gone);
 
-RL_GRADED(lab2_server_reports_a_client_that_leaves_early_without_hanging, .step = 5, .points = 1,
-	  .needs = 3, .setup = client_leaving_early, .act = runs_the_server_with_a_long_timeout,
+RL_GRADED(lab2_server_reports_a_client_that_leaves_early_without_hanging, .step = 6, .points = 1,
+	  .whole = true, .setup = client_leaving_early, .act = runs_the_server_with_a_long_timeout,
 	  .check = server_reported_the_client_gone);

@@ -85,14 +85,17 @@ class CommonErrors(KitCase):
         doc = (self.kit / f"docs/lab{p.lab}.md").read_text()
         self.assertIn(p.key, doc, f"docs/lab{p.lab}.md no longer says {p.key}: update tests/make/wrong-choices/lab{p.lab}.json")
         lab = self.copy / f"labs/lab{p.lab}"
-        run(["cp", "-a", f"{self.kit}/solutions/lab{p.lab}/.", lab])
+        # Copied with fresh times (not -a): a file restored with the
+        # solution's older time would leave the last case's planted object
+        # in place, and make would not rebuild it.
+        run(["cp", "-r", f"{self.kit}/solutions/lab{p.lab}/.", lab])
         source = (lab / p.file).read_text()
         self.assertIn(p.old, source, f"solutions/lab{p.lab}/{p.file} no longer has '{p.old}': "
                       f"update tests/make/wrong-choices/lab{p.lab}.json")
         (lab / p.file).write_text(source.replace(p.old, p.new, 1))
         done = run(["make", "-C", self.copy, "--no-print-directory", "check", f"LAB={p.lab}", f"STEP={p.step}"],
                    status=None, timeout=900)
-        run(["cp", "-a", f"{self.kit}/solutions/lab{p.lab}/.", lab])
+        run(["cp", "-r", f"{self.kit}/solutions/lab{p.lab}/.", lab])
         self.assertNotEqual(0, done.returncode, "make check passed with the planted mistake")
         rows = table_rows(done.stdout)
         m = re.search(p.pattern, rows)
