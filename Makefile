@@ -113,8 +113,11 @@ TEST_FUZZ_SECONDS ?= 20
 # Docker flows, Debian 13 in a chroot, the Kubernetes pods): together about
 # 40 min of our 2 cores, which took CI past its 90 min. make test names
 # each one it leaves out, counted as skipped (tests/run.py --skip, from the
-# fragments).
+# fragments), and every wrong choice a lab plants that waits out the lab's
+# own timeout (tests/make/test_common_errors.py reads it from the
+# environment: about 5 min more).
 TEST_HEAVY ?= 0
+export TEST_HEAVY
 test:
 	@scripts/deps ensure
 	@$(MAKE) --no-print-directory build
