@@ -650,10 +650,13 @@ static void rides_out_slow_peers_and_reports_absent_ones(struct rl_case *c)
 	status = rl_said_int(c, "slow");
 	if (!rl_expect(c, status == IBV_WC_SUCCESS,
 		       "expected an RDMA write to a peer that is %d ms slow to answer to succeed, "
-		       "got \"%s\" (timeout %lld, retry_cnt %lld): the sender gave up before the "
-		       "peer could answer; how long does it wait in all before it gives up? see "
-		       "docs/lab1.md#step-7",
-		       SLOW_PEER_MS, fx_status_str(status), timeout, retry))
+		       "got \"%s\" (timeout %lld, retry_cnt %lld): %s; see docs/lab1.md#step-7",
+		       SLOW_PEER_MS, fx_status_str(status), timeout, retry,
+		       status < 0 ?
+			       "nothing completed: the packet the slow peer dropped was never "
+			       "sent again (an ACK timeout of 0 waits for ever)" :
+			       "the sender gave up before the peer could answer; how long does "
+			       "it wait in all before it gives up?"))
 		return;
 	status = rl_said_int(c, "late");
 	if (!rl_expect(c, status == IBV_WC_SUCCESS,
