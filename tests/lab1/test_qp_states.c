@@ -472,6 +472,13 @@ static void sends_from_the_psn(struct rl_case *c)
 RL_GRADED(rts_sends_from_the_psn_given, .step = 7, .points = 2, .setup = choose_psn, .act = to_rts,
 	  .check = sends_from_the_psn);
 
+/* How long an RC sender waits before it reports a lost peer, in ms, by the
+ * specification: 4.096 us x 2^TIMEOUT for each of its RETRY + 1 tries. */
+static double lost_peer_ms(long long timeout, long long retry)
+{
+	return 4.096e-3 * (double)(1LL << timeout) * (double)(retry + 1);
+}
+
 static void finite_timeouts(struct rl_case *c)
 {
 	long long timeout = rl_said_int(c, "qp.timeout"), retry = rl_said_int(c, "qp.retry_cnt"),
@@ -484,7 +491,14 @@ static void finite_timeouts(struct rl_case *c)
 		      "lost peer is never noticed; see docs/lab1.md#step-7",
 		      timeout) &&
 	    rl_expect(c, retry >= 1 && retry <= 7,
-		      "expected retry_cnt from 1 to 7, got %lld: see docs/lab1.md#step-7", retry))
+		      "expected retry_cnt from 1 to 7, got %lld: see docs/lab1.md#step-7", retry) &&
+	    rl_expect(c, lost_peer_ms(timeout, retry) <= LAB1_WC_TIMEOUT_MS / 2,
+		      "expected a lost peer reported within %d ms, half the %d ms the program "
+		      "waits for a completion, got %.0f ms by the specification's arithmetic "
+		      "(timeout %lld: 4.096 us x 2^%lld a try; retry_cnt %lld: %lld tries); see "
+		      "docs/lab1.md#step-7",
+		      LAB1_WC_TIMEOUT_MS / 2, LAB1_WC_TIMEOUT_MS, lost_peer_ms(timeout, retry),
+		      timeout, timeout, retry, retry + 1))
 		rl_expect(c, rnr >= 1 && rnr <= 6,
 			  "expected rnr_retry from 1 to 6, got %lld: %s; see docs/lab1.md#step-7",
 			  rnr,
