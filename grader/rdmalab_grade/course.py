@@ -2,7 +2,7 @@
 
 The options (the same words for rdmalab-grade and scripts/results class):
   --roster FILE       the class's roster (model.read_roster): every student a row
-  --deadline [N=]TIME lab N's deadline (every lab's without N=), ISO 8601 UTC
+  --deadline [N=]TIME lab N's deadline (every lab's without N=), ISO 8601 with its zone
   --late-days D       each student's budget of late days, across the labs
   --keys FILE         the verified keys (rdmalab-receiver --verify-file)
   --key-points P      the points an OK key adds to the total
@@ -35,26 +35,21 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 def utc_time(text: str, what: str) -> datetime:
-    """TEXT as a time, ISO 8601 in UTC ("2026-11-20T23:59:00Z"), else
-    BadInput naming WHAT."""
-    try:
-        return datetime.strptime(text, TIME_FORMAT).replace(tzinfo=timezone.utc)
-    except ValueError:
-        raise BadInput(f"{what} {text}: give a time as YYYY-MM-DDTHH:MM:SSZ (UTC)") from None
-
-
-def any_utc_time(text: str, what: str) -> str:
     """TEXT, an ISO 8601 time with its zone (Z or an offset, seconds'
     fractions allowed: "2026-12-04T13:13:00.365935-08:00", as Gradescope
-    gives it), as the time in UTC the records keep; else BadInput naming
-    WHAT."""
+    gives it), as a time; else BadInput naming WHAT."""
     try:
         t = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
     except ValueError:
         t = None
     if t is None or t.tzinfo is None:
         raise BadInput(f"{what} {text}: give a time with its zone, as YYYY-MM-DDTHH:MM:SSZ (UTC)")
-    return time_text(t)
+    return t
+
+
+def any_utc_time(text: str, what: str) -> str:
+    """TEXT (see utc_time) as the time in UTC the records keep."""
+    return time_text(utc_time(text, what))
 
 
 def submitted_in(path: str) -> str:

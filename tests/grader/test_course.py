@@ -342,6 +342,10 @@ class SubmissionTimes(KitCase):
         self.assertEqual("2026-12-04T21:13:00Z", course.any_utc_time("2026-12-04T13:13:00.365935-08:00", "t"))
         self.assertEqual("2026-12-04T21:13:00Z", course.any_utc_time("2026-12-04T21:13:00Z", "t"))
 
+    def test_a_deadline_with_an_offset_is_the_same_instant(self) -> None:
+        opts = course.class_options([("--deadline", "3=2026-12-05T00:59:00+01:00")])
+        self.assertEqual("2026-12-04T23:59:00Z", course.time_text(opts.deadlines[3]))
+
     def test_a_time_without_its_zone_is_refused(self) -> None:
         with self.assertRaises(model.BadInput) as caught:
             course.any_utc_time("2026-12-04T21:13:00", "--submitted")
