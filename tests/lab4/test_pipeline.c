@@ -167,19 +167,21 @@ static void window_check(struct rl_case *c)
 		return;
 	if (!rl_expect(c, rep.nseen == 40, "expected 40 posts, got %u", rep.nseen))
 		return;
-	for (i = 0; i < 40; i++)
-		if (!rl_expect(c, signaled(c, i),
-			       "window 3, k 1: expected every write signaled, chunk %u had no "
-			       "completion in the sender's CQ",
-			       i))
-			return;
+	/* What was outstanding is the decision; a lost completion is what it costs. */
 	for (i = 0; i < rep.nseen; i++)
 		if (FX_IMM_OUT(rep.seen[i].imm) > worst)
 			worst = FX_IMM_OUT(rep.seen[i].imm);
-	rl_expect(c, worst < 3,
-		  "window 3: expected at most 2 writes outstanding before a post (the post makes "
-		  "3), got %u: see docs/lab4.md#step-1",
-		  worst);
+	if (!rl_expect(c, worst < 3,
+		       "window 3: expected at most 2 writes outstanding before a post (the post "
+		       "makes 3), got %u: see docs/lab4.md#step-1",
+		       worst))
+		return;
+	for (i = 0; i < 40; i++)
+		if (!rl_expect(c, signaled(c, i),
+			       "window 3, k 1: expected every write signaled, chunk %u had no "
+			       "completion in the sender's CQ (see docs/lab4.md#step-1)",
+			       i))
+			return;
 }
 
 RL_GRADED(pipeline_never_has_more_than_the_window_outstanding, .step = 1, .points = 2,
