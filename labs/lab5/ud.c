@@ -1,0 +1,18 @@
+/* ud.c: Lab 5 step 1: a UD endpoint over rdma_cm (helper A writes it). */
+#include "lab5.h"
+
+int lab5_ud_create_qp(struct lab5_ud *u)
+{
+	/* TODO step 1
+	 * Placeholder.
+	 */
+	return rl_todo(1);
+}
+
+int lab5_ud_connect(struct lab5_ud *u, const char *host, uint16_t port)
+{
+	/* TODO step 1
+	 * Placeholder.
+	 */
+	return rl_todo(1);
+}
