@@ -2,9 +2,18 @@
 #
 #   make LAB4_SRD=1    compile Lab 4 (both trees and its tests) with
 #                      -DLAB4_WITH_SRD and link libefa: the SRD variant of
-#                      docs/efa.md. Needs infiniband/efadv.h; stops with one
-#                      line when it is missing. A stamp file holding the mode
-#                      makes switching the option rebuild Lab 4's objects.
+#                      docs/efa.md. Needs infiniband/efadv.h (Debian:
+#                      libibverbs-dev, in scripts/deps' build part; libefa.so.1
+#                      is ibverbs-providers', its run part); stops with one
+#                      line when it is missing. SRD needs EFA's RDMA write,
+#                      which rdma-core has from 46 on: with an older efadv.h
+#                      (Debian 12 has 44) it still builds, says so once, and
+#                      the program refuses --transport srd on every device.
+#                      A stamp file holding the mode makes switching the
+#                      option rebuild Lab 4's objects.
+#   make lab4-srd-test that build, in $(BUILD)/srd (the normal build is left
+#                      alone), and step 4's tests on its solution in the guest;
+#                      a lane of make test.
 #
 # Lab 4's test programs also run the lab4 program itself (order-only).
 # (Included before labs.mk: only variables of the Makefile and literal paths here.)
@@ -15,20 +24,33 @@ LAB4_OBJS := $(foreach t,labs solutions,$(patsubst %.c,$(BUILD)/%.o,$(wildcard $
 	$(foreach t,labs solutions,$(patsubst tests/lab4/%.c,$(BUILD)/$(t)/lab4/tests/%.o,$(wildcard tests/lab4/test_*.c)))
 LAB4_EFADV_H ?= infiniband/efadv.h
 LAB4_SRD_MODE := $(if $(filter 1 yes,$(LAB4_SRD)),on,off)
-LAB4_SRD_STAMP := $(BUILD)/lab4-srd.mode
-# Rewritten only when the mode changes (a rule would not do: labs.mk makes
-# every target .SECONDARY, and a missing secondary file triggers nothing).
-$(shell mkdir -p $(BUILD) && [ "$$(cat $(LAB4_SRD_STAMP) 2>/dev/null)" = $(LAB4_SRD_MODE) ] || \
-	echo $(LAB4_SRD_MODE) >$(LAB4_SRD_STAMP))
 
 ifeq ($(LAB4_SRD_MODE),on)
 LAB4_EFADV := $(shell printf '\043include <%s>\n' '$(LAB4_EFADV_H)' | \
 	$(CC) $(CPPFLAGS) -E -x c - >/dev/null 2>&1 && echo yes)
 ifneq ($(LAB4_EFADV),yes)
-$(error LAB4_SRD=1: $(LAB4_EFADV_H) is not installed (apt-get install libibverbs-dev, rdma-core 44 or newer); see docs/efa.md)
+$(error LAB4_SRD=1: $(LAB4_EFADV_H) is not installed (apt-get install libibverbs-dev, rdma-core 46 or newer); see docs/efa.md)
 endif
-$(BUILD)/labs/lab4/%.o $(BUILD)/solutions/lab4/%.o: private override CPPFLAGS += -DLAB4_WITH_SRD
+# EFA's RDMA write capability bit, EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE, came
+# with rdma-core 46 ("efa: Add RDMA write support"). An enum constant, not
+# a macro: a line using it is compiled to find out.
+LAB4_EFADV_WRITE := $(shell printf '\043include <%s>\nint x = EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE;\n' \
+	'$(LAB4_EFADV_H)' | $(CC) $(CPPFLAGS) -fsyntax-only -x c - >/dev/null 2>&1 && echo yes)
+LAB4_SRD_FLAGS := -DLAB4_WITH_SRD $(if $(LAB4_EFADV_WRITE),-DLAB4_EFADV_RDMA_WRITE)
+$(BUILD)/labs/lab4/%.o $(BUILD)/solutions/lab4/%.o: private override CPPFLAGS += $(LAB4_SRD_FLAGS)
 $(BUILD)/labs/lab4/lab4 $(BUILD)/solutions/lab4/lab4 $(LAB4_TESTS): private override LDLIBS += -lefa
+endif
+
+# The stamp holds the mode and its flags, rewritten only when they change
+# (a rule would not do: labs.mk makes every target .SECONDARY, and a missing
+# secondary file triggers nothing). A new efadv.h rebuilds Lab 4 too.
+LAB4_SRD_STAMP := $(BUILD)/lab4-srd.mode
+LAB4_SRD_STATE := $(strip $(LAB4_SRD_MODE) $(LAB4_SRD_FLAGS))
+LAB4_SRD_NEW := $(shell mkdir -p $(BUILD) && { [ "$$(cat $(LAB4_SRD_STAMP) 2>/dev/null)" = '$(LAB4_SRD_STATE)' ] || \
+	{ echo '$(LAB4_SRD_STATE)' >$(LAB4_SRD_STAMP) && echo yes; }; })
+# Said once, when the build switches to this mode.
+ifeq ($(LAB4_SRD_MODE):$(LAB4_EFADV_WRITE):$(LAB4_SRD_NEW),on::yes)
+$(info LAB4_SRD=1: $(LAB4_EFADV_H) has no EFA RDMA write (rdma-core 46 or newer has it): lab4 builds and refuses --transport srd on every device)
 endif
 
 $(LAB4_OBJS): $(LAB4_SRD_STAMP)
@@ -43,3 +65,25 @@ LAB4_UNIT_TEST := $(BUILD)/tests/unit/test_lab4_file
 $(LAB4_UNIT_TEST): $(BUILD)/labs/lab4/file.o
 $(LAB4_UNIT_TEST): private LDLIBS := $(FW_LIB) $(LDLIBS)
 $(LAB4_UNIT_TEST).o: private override CPPFLAGS += -Ilabs/lab4
+
+# make lab4-srd-test: the LAB4_SRD=1 build of Lab 4, which no other test
+# builds, in a build directory of its own (its framework and kits too: the
+# normal build's objects and stamp are left as they are), and step 4's
+# tests on its solution in the guest: RC available, SRD refused with
+# EOPNOTSUPP (no EFA here); the stubs are compiled in that mode too. Then
+# that the program it tested is that variant: linked with libefa.
+LAB4_SRD_BUILD := $(BUILD)/srd
+.PHONY: lab4-srd-test
+ifeq ($(HAVE_SOLUTIONS),yes)
+lab4-srd-test:
+	@$(MAKE) --no-print-directory -s BUILD=$(LAB4_SRD_BUILD) LAB4_SRD=1 \
+		$(LAB4_SRD_BUILD)/labs/lab4/lab4 $(LAB4_SRD_BUILD)/labs/lab4/tests/steps
+	@$(MAKE) --no-print-directory -s BUILD=$(LAB4_SRD_BUILD) LAB4_SRD=1 check LAB=4 SOL=1 STEP=4
+	@readelf -d $(LAB4_SRD_BUILD)/solutions/lab4/tests/steps | grep -q 'NEEDED.*libefa' || \
+		{ echo "lab4-srd-test: $(LAB4_SRD_BUILD)/solutions/lab4/tests/steps is not linked with libefa: not the SRD build" >&2; exit 1; }
+TEST_EXTRAS += --extra "lab4: the LAB4_SRD=1 build (its own build directory) passes step 4 on rxe: RC available, SRD refused" \
+	"$(MAKE) --no-print-directory -s lab4-srd-test"
+else
+lab4-srd-test:
+	@echo "$(NO_SOLUTIONS)"
+endif

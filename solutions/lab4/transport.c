@@ -1,7 +1,9 @@
 /*
  * transport.c: Lab 4 step 4: which transport this device and this build can
- * run. RC runs everywhere; SRD needs an AWS EFA device and a build made
- * with LAB4_SRD=1 where infiniband/efadv.h is installed (docs/efa.md).
+ * run. RC runs everywhere; SRD needs an AWS EFA device that does RDMA write
+ * and a build made with LAB4_SRD=1 (-DLAB4_WITH_SRD) against rdma-core 46 or
+ * newer, whose efadv.h has EFA's RDMA write (-DLAB4_EFADV_RDMA_WRITE then;
+ * docs/efa.md).
  */
 #include "lab4.h"
 
@@ -16,14 +18,16 @@ const char *lab4_transport_name(enum lab4_transport transport)
 
 /*
  * Step 4. Return 0 when CTX can run TRANSPORT with this build: RC always;
- * SRD only in a build made with LAB4_SRD=1 and when CTX is an EFA device
- * that does RDMA. Otherwise -EOPNOTSUPP after one line saying why and what to do.
+ * SRD only in a build made with LAB4_SRD=1 against rdma-core 46 or newer,
+ * and when CTX is an EFA device that does RDMA write. Otherwise -EOPNOTSUPP
+ * after one line saying why and what to do.
  */
 int lab4_check_transport(struct ibv_context *ctx, enum lab4_transport transport)
 {
 	/* BEGIN SOLUTION step 4
-	 * How to recognise a device that runs SRD, and what a build without SRD
-	 * support says: docs/lab4.md#step-4 and docs/efa.md.
+	 * How to recognise a device that runs SRD, whether it does RDMA write,
+	 * and what a build without SRD or without EFA's RDMA write (rdma-core
+	 * older than 46) says: docs/lab4.md#step-4 and docs/efa.md.
 	 * Read: man ibv_query_device, man efadv_query_device.
 	 * stub: return rl_todo(4);
 	 */
@@ -41,20 +45,25 @@ int lab4_check_transport(struct ibv_context *ctx, enum lab4_transport transport)
 		       dev, attr.vendor_id);
 		return -EOPNOTSUPP;
 	}
-#ifdef LAB4_WITH_SRD
+#if defined(LAB4_WITH_SRD) && defined(LAB4_EFADV_RDMA_WRITE)
 	{
+		/* This program posts RDMA writes: max_rdma_size is no answer,
+		 * an EFA that only reads has one too. */
 		struct efadv_device_attr efa = { 0 };
 
 		ret = efadv_query_device(ctx, &efa, sizeof(efa));
 		if (ret)
 			return rl_fail("efadv_query_device", ret, "%s", dev);
-		if (efa.max_rdma_size == 0) {
-			rl_err("SRD: %s does no RDMA (an older EFA generation): see docs/efa.md",
+		if (!(efa.device_caps & EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE)) {
+			rl_err("SRD: %s does no RDMA write (an older EFA generation): see docs/efa.md",
 			       dev);
 			return -EOPNOTSUPP;
 		}
 		return 0;
 	}
+#elif defined(LAB4_WITH_SRD)
+	rl_err("SRD: this build's rdma-core has no EFA RDMA write: rebuild with rdma-core 46 or newer (docs/efa.md)");
+	return -EOPNOTSUPP;
 #else
 	rl_err("SRD: this build has no SRD support: rebuild with make LAB4_SRD=1 (docs/efa.md)");
 	return -EOPNOTSUPP;
