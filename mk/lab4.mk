@@ -25,17 +25,20 @@ LAB4_OBJS := $(foreach t,labs solutions,$(patsubst %.c,$(BUILD)/%.o,$(wildcard $
 LAB4_EFADV_H ?= infiniband/efadv.h
 LAB4_SRD_MODE := $(if $(filter 1 yes,$(LAB4_SRD)),on,off)
 
+# EFA's RDMA write capability bit, EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE, came
+# with rdma-core 46 ("efa: Add RDMA write support"). An enum constant, not
+# a macro: a line using it is compiled to find out ("yes" or nothing;
+# expanded only where used).
+lab4_efadv_write = $(shell printf '\043include <%s>\nint x = EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE;\n' \
+	'$(LAB4_EFADV_H)' | $(CC) $(CPPFLAGS) -fsyntax-only -x c - >/dev/null 2>&1 && echo yes)
+
 ifeq ($(LAB4_SRD_MODE),on)
 LAB4_EFADV := $(shell printf '\043include <%s>\n' '$(LAB4_EFADV_H)' | \
 	$(CC) $(CPPFLAGS) -E -x c - >/dev/null 2>&1 && echo yes)
 ifneq ($(LAB4_EFADV),yes)
 $(error LAB4_SRD=1: $(LAB4_EFADV_H) is not installed (apt-get install libibverbs-dev, rdma-core 46 or newer); see docs/efa.md)
 endif
-# EFA's RDMA write capability bit, EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE, came
-# with rdma-core 46 ("efa: Add RDMA write support"). An enum constant, not
-# a macro: a line using it is compiled to find out.
-LAB4_EFADV_WRITE := $(shell printf '\043include <%s>\nint x = EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE;\n' \
-	'$(LAB4_EFADV_H)' | $(CC) $(CPPFLAGS) -fsyntax-only -x c - >/dev/null 2>&1 && echo yes)
+LAB4_EFADV_WRITE := $(lab4_efadv_write)
 LAB4_SRD_FLAGS := -DLAB4_WITH_SRD $(if $(LAB4_EFADV_WRITE),-DLAB4_EFADV_RDMA_WRITE)
 $(BUILD)/labs/lab4/%.o $(BUILD)/solutions/lab4/%.o: private override CPPFLAGS += $(LAB4_SRD_FLAGS)
 $(BUILD)/labs/lab4/lab4 $(BUILD)/solutions/lab4/lab4 $(LAB4_TESTS): private override LDLIBS += -lefa
@@ -71,7 +74,10 @@ $(LAB4_UNIT_TEST).o: private override CPPFLAGS += -Ilabs/lab4
 # normal build's objects and stamp are left as they are), and step 4's
 # tests on its solution in the guest: RC available, SRD refused with
 # EOPNOTSUPP (no EFA here); the stubs are compiled in that mode too. Then
-# that the program it tested is that variant: linked with libefa.
+# that the program it tested is that variant: linked with libefa. Where
+# efadv.h has no RDMA write (Debian 12), the solution's branch for an
+# rdma-core that has it is compiled all the same, its constant given the
+# value rdma-core 46 gives it, so that a mistake there shows before an EFA.
 LAB4_SRD_BUILD := $(BUILD)/srd
 .PHONY: lab4-srd-test
 ifeq ($(HAVE_SOLUTIONS),yes)
@@ -81,6 +87,9 @@ lab4-srd-test:
 	@$(MAKE) --no-print-directory -s BUILD=$(LAB4_SRD_BUILD) LAB4_SRD=1 check LAB=4 SOL=1 STEP=4
 	@readelf -d $(LAB4_SRD_BUILD)/solutions/lab4/tests/steps | grep -q 'NEEDED.*libefa' || \
 		{ echo "lab4-srd-test: $(LAB4_SRD_BUILD)/solutions/lab4/tests/steps is not linked with libefa: not the SRD build" >&2; exit 1; }
+	$(if $(lab4_efadv_write),,@$(CC) $(CPPFLAGS) $(CFLAGS) $(LAB_CFLAGS) -DLAB4_WITH_SRD -DLAB4_EFADV_RDMA_WRITE \
+		-D'EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE=(1 << 3)' -c -o $(LAB4_SRD_BUILD)/transport-rdma-write.o \
+		solutions/lab4/transport.c)
 TEST_EXTRAS += --extra "lab4: the LAB4_SRD=1 build (its own build directory) passes step 4 on rxe: RC available, SRD refused" \
 	"$(MAKE) --no-print-directory -s lab4-srd-test"
 else
