@@ -9,8 +9,9 @@
 #                      which rdma-core has from 46 on: with an older efadv.h
 #                      (Debian 12 has 44) it still builds, says so once, and
 #                      the program refuses --transport srd on every device.
-#                      A stamp file holding the mode makes switching the
-#                      option rebuild Lab 4's objects.
+#                      A stamp file holding the mode and its flags makes
+#                      switching the option, or a new efadv.h, rebuild
+#                      Lab 4's objects.
 #   make lab4-srd-test that build, in $(BUILD)/srd (the normal build is left
 #                      alone), and step 4's tests on its solution in the guest;
 #                      a lane of make test.
