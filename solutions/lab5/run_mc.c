@@ -8,6 +8,7 @@
 #define MC_COUNT 10       /* datagrams, when COUNT is not given */
 #define MC_SIZE 64        /* payload bytes, when SIZE is not given */
 #define MC_MEMBERS_MAX 56 /* rxe's QPs per group */
+#define MC_HELLO_MS 60000 /* the longest mc-send waits for the next member's hello */
 
 /* Argument I of ARGV as a number from LO to HI into *OUT, or one line and false. */
 static bool mc_arg(const char *cmd, const char *name, const char *arg, unsigned long lo,
@@ -34,18 +35,23 @@ static bool mc_arg(const char *cmd, const char *name, const char *arg, unsigned 
 static int mc_wait_hellos(struct lab5_ud *u, uint32_t members)
 {
 	uint32_t seen[MC_MEMBERS_MAX], n = 0, i;
+	int ret = 0, timeout_ms = u->timeout_ms;
 	struct lab5_msg m;
-	int ret;
 
-	while (n < members) {
+	/* A hello sent before this member joined is lost: start mc-recv after it. */
+	if (members)
+		printf("waiting for %u members' hellos: start mc-recv now\n", members);
+	fflush(stdout);
+	u->timeout_ms = MC_HELLO_MS;
+	while (!ret && n < members) {
 		ret = lab5_recv_msg(u, &m);
 		if (ret) {
 			rl_err("mc-send: %u of %u members said hello", n, members);
-			return ret;
+			break;
 		}
 		ret = lab5_post_recv_scatter(u, m.slot);
 		if (ret)
-			return ret;
+			break;
 		if (m.hdr.kind != LAB5_MSG_HELLO || m.src_qp == u->qp->qp_num)
 			continue;
 		for (i = 0; i < n && seen[i] != m.src_qp; i++)
@@ -55,7 +61,8 @@ static int mc_wait_hellos(struct lab5_ud *u, uint32_t members)
 			printf("hello from QP %u (%u of %u)\n", m.src_qp, n, members);
 		}
 	}
-	return 0;
+	u->timeout_ms = timeout_ms;
+	return ret;
 }
 
 int lab5_cmd_mc_send(int argc, char **argv)
