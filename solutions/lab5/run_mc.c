@@ -39,8 +39,8 @@ static int mc_wait_hellos(struct lab5_ud *u, uint32_t members)
 	struct lab5_msg m;
 
 	/* A hello sent before this member joined is lost: start mc-recv after it. */
-	if (members)
-		printf("waiting for %u members' hellos: start mc-recv now\n", members);
+	printf("joined as a full member: waiting for %u members' hellos (start mc-recv now)\n",
+	       members);
 	fflush(stdout);
 	u->timeout_ms = MC_HELLO_MS;
 	while (!ret && n < members) {
@@ -83,13 +83,25 @@ int lab5_cmd_mc_send(int argc, char **argv)
 	payload = malloc(size + 1);
 	if (!payload)
 		return rl_fail("malloc", ENOMEM, "%u bytes", size);
-	/* With no member to wait for, a publisher that never receives joins send-only. */
-	ret = lab5_mc_join(&u, argv[0], argv[1], members == 0);
-	if (!ret) {
-		printf("joined %s as a %s member; datagrams of up to %u bytes\n", argv[1],
-		       members ? "full" : "send-only", u.mtu);
-		ret = mc_wait_hellos(&u, members);
+	/*
+	 * To hear the members' hellos it must receive: a full member. Then it
+	 * only sends, and as a full member its own datagrams would come back to
+	 * it: it leaves, and publishes as a send-only member.
+	 */
+	if (members) {
+		ret = lab5_mc_join(&u, argv[0], argv[1], false);
+		if (!ret)
+			ret = mc_wait_hellos(&u, members);
+		if (!ret)
+			ret = lab5_mc_leave(&u);
+		lab5_ud_close(&u);
+		if (ret)
+			goto out;
 	}
+	ret = lab5_mc_join(&u, argv[0], argv[1], true);
+	if (!ret)
+		printf("joined %s as a send-only member; datagrams of up to %u bytes\n", argv[1],
+		       u.mtu);
 	for (i = 0; !ret && i < count; i++) {
 		memset(payload, 'a' + (int)(i % 26), size);
 		ret = lab5_send_msg(&u, LAB5_MSG_DATA, payload, size);
@@ -99,6 +111,7 @@ int lab5_cmd_mc_send(int argc, char **argv)
 	if (u.joined && lab5_mc_leave(&u) && !ret)
 		ret = -EIO;
 	lab5_ud_close(&u);
+out:
 	free(payload);
 	return ret;
 }
