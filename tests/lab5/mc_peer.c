@@ -58,18 +58,22 @@ static int64_t mc_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void mc_peer_fail(struct mc_report *rep, int err, const char *fmt, ...)
+/* The peer's first failure into REP (ERR, positive or negative, and why); returns -|ERR|. */
+static int mc_peer_fail(struct mc_report *rep, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static void mc_peer_fail(struct mc_report *rep, int err, const char *fmt, ...)
+static int mc_peer_fail(struct mc_report *rep, int err, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (err > 0)
+		err = -err;
 	if (rep->ret)
-		return;
-	rep->ret = err < 0 ? err : -err;
+		return err;
+	rep->ret = err;
 	va_start(ap, fmt);
 	vsnprintf(rep->error, sizeof(rep->error), fmt, ap);
 	va_end(ap);
+	return err;
 }
 
 /* The next CM event, which must be WANT, into *EV (acknowledged): 0 or a negative errno. */
@@ -107,14 +111,13 @@ static int mc_ep_open(struct mc_ep *e, const struct mc_peer_in *in, struct mc_re
 
 	if (getaddrinfo(in->local, NULL, &hints, &src) ||
 	    getaddrinfo(in->group, NULL, &hints, &dst))
-		return mc_peer_fail(rep, EINVAL, "addresses %s, %s", in->local, in->group), -EINVAL;
+		return mc_peer_fail(rep, EINVAL, "addresses %s, %s", in->local, in->group);
 	e->ch = rdma_create_event_channel();
 	if (!e->ch || rdma_create_id(e->ch, &e->id, NULL, RDMA_PS_UDP) ||
 	    rdma_resolve_addr(e->id, src->ai_addr, dst->ai_addr, MC_READY_MS) ||
 	    mc_ep_event(e, RDMA_CM_EVENT_ADDR_RESOLVED, NULL))
 		return mc_peer_fail(rep, EHOSTUNREACH, "resolving %s from %s", in->group,
-				    in->local),
-		       -EHOSTUNREACH;
+				    in->local);
 	e->pd = ibv_alloc_pd(e->id->verbs);
 	e->cq = e->pd ? ibv_create_cq(e->id->verbs, 2 * MC_PEER_SLOTS, NULL, NULL, 0) : NULL;
 	attr.send_cq = attr.recv_cq = e->cq;
@@ -122,7 +125,7 @@ static int mc_ep_open(struct mc_ep *e, const struct mc_peer_in *in, struct mc_re
 		.max_send_wr = 4, .max_recv_wr = MC_PEER_SLOTS, .max_send_sge = 1, .max_recv_sge = 1
 	};
 	if (!e->cq || rdma_create_qp(e->id, e->pd, &attr))
-		return mc_peer_fail(rep, EIO, "a UD QP: %s", strerror(errno)), -EIO;
+		return mc_peer_fail(rep, EIO, "a UD QP: %s", strerror(errno));
 	e->qp = e->id->qp;
 	rep->qpn = e->qp->qp_num;
 	e->buf = calloc(MC_PEER_SLOTS + 1, MC_SLOT_LEN);
@@ -130,20 +133,20 @@ static int mc_ep_open(struct mc_ep *e, const struct mc_peer_in *in, struct mc_re
 				    IBV_ACCESS_LOCAL_WRITE) :
 			 NULL;
 	if (!e->mr)
-		return mc_peer_fail(rep, ENOMEM, "buffers"), -ENOMEM;
+		return mc_peer_fail(rep, ENOMEM, "buffers");
 	for (i = 0; i < MC_PEER_SLOTS; i++)
 		if (mc_ep_post(e, i))
-			return mc_peer_fail(rep, EIO, "posting receive %d", i), -EIO;
+			return mc_peer_fail(rep, EIO, "posting receive %d", i);
 	ret = rdma_join_multicast(e->id, dst->ai_addr, NULL);
 	if (ret || mc_ep_event(e, RDMA_CM_EVENT_MULTICAST_JOIN, &ev))
-		return mc_peer_fail(rep, EHOSTUNREACH, "joining %s", in->group), -EHOSTUNREACH;
+		return mc_peer_fail(rep, EHOSTUNREACH, "joining %s", in->group);
 	e->ah = ibv_create_ah(e->pd, &ev.param.ud.ah_attr);
 	e->qpn = ev.param.ud.qp_num;
 	e->qkey = ev.param.ud.qkey;
 	freeaddrinfo(src);
 	freeaddrinfo(dst);
 	if (!e->ah)
-		return mc_peer_fail(rep, EIO, "an AH to %s", in->group), -EIO;
+		return mc_peer_fail(rep, EIO, "an AH to %s", in->group);
 	return 0;
 }
 
