@@ -28,8 +28,8 @@ int lab5_ud_create_qp(struct lab5_ud *u)
 
 /*
  * Step 1b. Make U's event channel and an id for datagrams, resolve HOST:PORT
- * (the given helpers), ask the server there for its QP, make U's QP
- * (lab5_ud_create_qp) and aim U's sends at the server: U->ah, U->remote_qpn,
+ * (the given helpers), make U's QP (lab5_ud_create_qp), ask the server
+ * there for its QP and aim U's sends at it: U->ah, U->remote_qpn,
  * U->remote_qkey. U->timeout_ms bounds each wait (0: LAB5_TIMEOUT_MS).
  * Returns 0 or a negative errno after one line; what was made stays in U
  * (lab5_ud_close frees it).
@@ -46,7 +46,7 @@ int lab5_ud_connect(struct lab5_ud *u, const char *host, uint16_t port)
 		return ret;
 	/* TODO step 1
 	 * Which port space gives an id for datagrams, and where the server's QP number, Q_Key
-	 * and path come from: the reply to rdma_connect(), once. The id keeps one Q_Key.
+	 * and path come from: not constants, not your own QP, but the reply rdma_connect() gets.
 	 * Read: man rdma_create_id, man rdma_connect, man rdma_get_cm_event (UD), man ibv_create_ah.
 	 */
 	return rl_todo(1);
