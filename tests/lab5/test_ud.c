@@ -98,6 +98,9 @@ static bool connected(struct rl_case *c)
 	return rl_expect(
 		c, ret == 0, "expected lab5_ud_connect to return 0, got %lld (%s)%s", ret,
 		strerror((int)-ret),
+		ret == -EINVAL ?
+			": is the id in the port space of datagrams, and the QP of the type "
+			"that goes with it? (see docs/lab5.md#step-1)" :
 		ret == -ECONNREFUSED || ret == -EPROTO ?
 			": the server answers a UD id's request only (see docs/lab5.md#step-1)" :
 			" (see docs/lab5.md#step-1)");
@@ -129,7 +132,7 @@ static void conn_reply_judge(struct rl_case *c)
 	const struct ud_seen *s;
 	uint8_t *want, sha[32];
 
-	if (!connected(c) || !(rep = ud_peer_end(c)))
+	if (!connected(c) || !(rep = ud_peer_accepted(c)))
 		return;
 	if (!rl_expect(c, rqpn == rep->qpn,
 		       "expected u->remote_qpn to be the server's QP number, %u, which its reply "
@@ -142,7 +145,7 @@ static void conn_reply_judge(struct rl_case *c)
 	    !rl_expect(c, rl_said_int(c, "ah") != 0,
 		       "expected u->ah, an address handle to the server, got NULL: see "
 		       "docs/lab5.md#step-1") ||
-	    !test_send_left(c))
+	    !test_send_left(c) || !(rep = ud_peer_end(c)))
 		return;
 	if (!rl_expect(c, rep->nseen == 1,
 		       "expected the server to get the datagram the test sent through your AH, to "

@@ -79,6 +79,8 @@ uint16_t ud_peer_start(const struct ud_peer_in *in);
  * the peer failed itself.
  */
 const struct ud_report *ud_peer_end(struct rl_case *c);
+/* Check: the peer's report once it accepted the act's request (its QP number), or NULL after failing the test. */
+const struct ud_report *ud_peer_accepted(struct rl_case *c);
 /* Check: stop the peer if it still runs (a check that judged without it), and wait for its end. */
 void ud_peer_stop(void);
 

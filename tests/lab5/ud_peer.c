@@ -479,6 +479,21 @@ const struct ud_report *ud_peer_end(struct rl_case *c)
 	return &ud_peer.last;
 }
 
+const struct ud_report *ud_peer_accepted(struct rl_case *c)
+{
+	long deadline = ud_now_ms() + UD_TIMEOUT_MS;
+	int got = 1;
+
+	while (ud_peer.pid > 0 && ud_peer.last.stage < UD_ACCEPTED && !ud_peer.last.ret && got == 1)
+		got = ud_peer_read(deadline);
+	if (!rl_expect(c, ud_peer.last.stage >= UD_ACCEPTED && !ud_peer.last.ret,
+		       "expected the reference peer to accept the act's request within %d ms, it "
+		       "did not%s%s",
+		       UD_TIMEOUT_MS, ud_peer.last.why[0] ? ": " : "", ud_peer.last.why))
+		return NULL;
+	return &ud_peer.last;
+}
+
 void ud_peer_stop(void)
 {
 	long deadline = ud_now_ms() + UD_TIMEOUT_MS;
