@@ -178,8 +178,7 @@ int lab5_send_msg(struct lab5_ud *u, uint32_t kind, const void *payload, uint32_
 	if (n < 0)
 		return n;
 	if (n == 0) {
-		rl_err("lab5: datagram %u: no send completion within %d ms", h.seq,
-		       u->timeout_ms);
+		rl_err("lab5: datagram %u: no send completion within %d ms", h.seq, u->timeout_ms);
 		return -ETIMEDOUT;
 	}
 	if (wc.status != IBV_WC_SUCCESS)

@@ -29,7 +29,8 @@ int lab5_ud_create_qp(struct lab5_ud *u)
 
 	u->pd = ibv_alloc_pd(u->id->verbs);
 	if (!u->pd)
-		return rl_fail("ibv_alloc_pd", errno, "on %s", ibv_get_device_name(u->id->verbs->device));
+		return rl_fail("ibv_alloc_pd", errno, "on %s",
+			       ibv_get_device_name(u->id->verbs->device));
 	/* Every receive slot and every send may complete here at once. */
 	u->cq = ibv_create_cq(u->id->verbs, 2 * LAB5_SLOTS, NULL, NULL, 0);
 	if (!u->cq)

@@ -59,7 +59,9 @@ static void gather_act(struct rl_case *c)
 
 	ud_fx_connect(&u, in->port);
 	for (i = 0; i < in->n; i++) {
-		struct lab5_hdr h = { .kind = LAB5_MSG_DATA, .seq = in->seq + i, .len = in->len[i] };
+		struct lab5_hdr h = { .kind = LAB5_MSG_DATA,
+				      .seq = in->seq + i,
+				      .len = in->len[i] };
 
 		p = i == in->n - 1 ? u.rx_payload + in->slot * LAB5_MAX_PAYLOAD : u.tx_payload;
 		ud_fill(p, in->len[i], in->seed + i);
@@ -85,21 +87,23 @@ static bool gathered(struct rl_case *c, const struct ud_seen *s, uint32_t i)
 	ud_fill(want, len, in->seed + i);
 	ud_sha256(want, len, sha);
 	free(want);
-	if (!rl_expect(c, s->status == IBV_WC_SUCCESS && s->byte_len == LAB5_GRH_LEN + LAB5_HDR_LEN + len,
+	if (!rl_expect(c,
+		       s->status == IBV_WC_SUCCESS &&
+			       s->byte_len == LAB5_GRH_LEN + LAB5_HDR_LEN + len,
 		       "datagram %u: expected %u bytes after the GRH (the %u-byte header and %u "
 		       "payload bytes), the peer got %d: the SGEs' lengths (see "
 		       "docs/lab5.md#step-2)",
-		       i, LAB5_HDR_LEN + len, LAB5_HDR_LEN, len,
-		       (int)s->byte_len - LAB5_GRH_LEN))
+		       i, LAB5_HDR_LEN + len, LAB5_HDR_LEN, len, (int)s->byte_len - LAB5_GRH_LEN))
 		return false;
-	if (!rl_expect(c, s->hdr.kind == LAB5_MSG_DATA && s->hdr.seq == seq && s->hdr.len == len,
-		       "datagram %u: expected the header first, as lab5_hdr_encode() puts it on the "
-		       "wire: kind %u, seq %u, len %u; the peer decoded kind %u, seq %u, len %u%s "
-		       "(see docs/lab5.md#step-2)",
-		       i, LAB5_MSG_DATA, seq, len, s->hdr.kind, s->hdr.seq, s->hdr.len,
-		       s->hdr.kind == htonl(LAB5_MSG_DATA) ?
-			       ": byte-swapped, the struct as it lies in memory, not the codec's form" :
-			       ""))
+	if (!rl_expect(
+		    c, s->hdr.kind == LAB5_MSG_DATA && s->hdr.seq == seq && s->hdr.len == len,
+		    "datagram %u: expected the header first, as lab5_hdr_encode() puts it on the "
+		    "wire: kind %u, seq %u, len %u; the peer decoded kind %u, seq %u, len %u%s "
+		    "(see docs/lab5.md#step-2)",
+		    i, LAB5_MSG_DATA, seq, len, s->hdr.kind, s->hdr.seq, s->hdr.len,
+		    s->hdr.kind == htonl(LAB5_MSG_DATA) ?
+			    ": byte-swapped, the struct as it lies in memory, not the codec's form" :
+			    ""))
 		return false;
 	return rl_expect(c, memcmp(s->sha256, sha, 32) == 0,
 			 "datagram %u: expected the %u payload bytes at PAYLOAD (%s) after the "
@@ -134,9 +138,9 @@ static void gather_judge(struct rl_case *c)
 			return;
 	}
 	rep = ud_peer_end(c);
-	if (!rep || !rl_expect(c, rep->nseen == in->n,
-			       "expected the peer to get the %u datagrams, it got %u", in->n,
-			       rep->nseen))
+	if (!rep ||
+	    !rl_expect(c, rep->nseen == in->n,
+		       "expected the peer to get the %u datagrams, it got %u", in->n, rep->nseen))
 		return;
 	for (i = 0; i < in->n; i++)
 		if (!gathered(c, &rep->seen[i], i))
@@ -149,8 +153,8 @@ static void gather_check(struct rl_case *c)
 	ud_peer_stop();
 }
 
-RL_GRADED(send_gathers_the_encoded_header_and_the_payload_into_one_datagram, .step = 2,
-	  .points = 4, .setup = gather_setup, .act = gather_act, .check = gather_check);
+RL_GRADED(send_gathers_the_encoded_header_and_the_payload_into_one_datagram, .step = 2, .points = 4,
+	  .setup = gather_setup, .act = gather_act, .check = gather_check);
 
 /* --- scatter --------------------------------------------------------------- */
 
@@ -190,7 +194,8 @@ static void scatter_act(struct rl_case *c)
 	rl_say_int("post", ret);
 	if (ret == 0) {
 		ud_fx_hello(&u, false);
-		while (got < in->n && ud_fx_poll(&u, &wc)) {
+		/* The peer sends them back to back: once one came, the next is not far. */
+		while (got < in->n && ud_fx_poll_ms(&u, &wc, got ? 2000 : UD_TIMEOUT_MS)) {
 			if (wc.opcode == IBV_WC_SEND)
 				continue; /* the hello's */
 			snprintf(name, sizeof(name), "status%u", got);
@@ -223,8 +228,8 @@ static bool untouched(const uint8_t *p, size_t n)
 }
 
 /* Receive completion I took the peer's datagram I, SENT: where each of its parts landed. */
-static bool scattered(struct rl_case *c, const struct ud_report *rep, uint32_t i, const uint8_t *grh,
-		      const uint8_t *hdr, const uint8_t *payload)
+static bool scattered(struct rl_case *c, const struct ud_report *rep, uint32_t i,
+		      const uint8_t *grh, const uint8_t *hdr, const uint8_t *payload)
 {
 	char name[32];
 	uint32_t len = rep->sent[i].len;
@@ -238,19 +243,17 @@ static bool scattered(struct rl_case *c, const struct ud_report *rep, uint32_t i
 	byte_len = rl_said_int(c, name);
 	snprintf(name, sizeof(name), "slot%u", i);
 	slot = rl_said_int(c, name);
-	if (!rl_expect(c, status == IBV_WC_SUCCESS,
-		       "datagram %u (40 GRH + 12 header + %u payload bytes): expected a good "
-		       "receive completion, got %s: a receive's SGEs must hold the GRH, which comes "
-		       "first whatever the sender sent, the header and the payload, each as long as "
-		       "it is (see docs/lab5.md#step-2)",
-		       i, len, ibv_wc_status_str((enum ibv_wc_status)status)) ||
+	if (!rl_expect(
+		    c, status == IBV_WC_SUCCESS,
+		    "datagram %u (40 GRH + 12 header + %u payload bytes): expected a good "
+		    "receive completion, got %s: a receive's SGEs must hold the GRH, which comes "
+		    "first whatever the sender sent, the header and the payload, each as long as "
+		    "it is (see docs/lab5.md#step-2)",
+		    i, len, ibv_wc_status_str((enum ibv_wc_status)status)) ||
 	    !rl_expect(c, slot >= 0 && slot < LAB5_SLOTS,
 		       "datagram %u: expected the receive's wr_id to be its slot, got %lld (see "
 		       "docs/lab5.md#step-2)",
-		       i, slot) ||
-	    !rl_expect(c, byte_len == LAB5_GRH_LEN + LAB5_HDR_LEN + len,
-		       "datagram %u: expected byte_len %u (40 GRH + 12 header + %u), got %lld", i,
-		       LAB5_GRH_LEN + LAB5_HDR_LEN + len, len, byte_len))
+		       i, slot))
 		return false;
 	grh += slot * LAB5_GRH_LEN;
 	hdr += slot * LAB5_HDR_LEN;
@@ -268,7 +271,12 @@ static bool scattered(struct rl_case *c, const struct ud_report *rep, uint32_t i
 		       "header the peer sent (kind %u, seq %u, len %u), it holds others%s (see "
 		       "docs/lab5.md#step-2)",
 		       i, slot, LAB5_HDR_LEN, rep->sent[i].kind, rep->sent[i].seq, len,
-		       untouched(hdr, LAB5_HDR_LEN) ? ": nothing landed there" : ""))
+		       untouched(hdr, LAB5_HDR_LEN) ? ": nothing landed there" : "") ||
+	    !rl_expect(c, byte_len == LAB5_GRH_LEN + LAB5_HDR_LEN + len,
+		       "datagram %u: expected byte_len %u (40 GRH + 12 header + %u), got %lld: are "
+		       "the receive's SGEs as long as the parts they take? (see "
+		       "docs/lab5.md#step-2)",
+		       i, LAB5_GRH_LEN + LAB5_HDR_LEN + len, len, byte_len))
 		return false;
 	ud_sha256(payload, len, sha);
 	return rl_expect(c, memcmp(sha, rep->sent_sha256[i], 32) == 0,
@@ -317,15 +325,15 @@ static void scatter_judge(struct rl_case *c)
 		return;
 	for (slot = 0; slot < LAB5_SLOTS; slot++)
 		if (!used[slot] &&
-		    !rl_expect(c,
-			       untouched(grh + slot * LAB5_GRH_LEN, LAB5_GRH_LEN) &&
-				       untouched(hdr + slot * LAB5_HDR_LEN, LAB5_HDR_LEN) &&
-				       untouched(payload + slot * LAB5_MAX_PAYLOAD,
-						 LAB5_MAX_PAYLOAD),
-			       "expected slot %d, which took no datagram, untouched; something "
-			       "was written in its buffers: does each slot's SGE point into its own "
-			       "buffers? (see docs/lab5.md#step-2)",
-			       slot))
+		    !rl_expect(
+			    c,
+			    untouched(grh + slot * LAB5_GRH_LEN, LAB5_GRH_LEN) &&
+				    untouched(hdr + slot * LAB5_HDR_LEN, LAB5_HDR_LEN) &&
+				    untouched(payload + slot * LAB5_MAX_PAYLOAD, LAB5_MAX_PAYLOAD),
+			    "expected slot %d, which took no datagram, untouched; something "
+			    "was written in its buffers: does each slot's SGE point into its own "
+			    "buffers? (see docs/lab5.md#step-2)",
+			    slot))
 			return;
 }
 
@@ -391,7 +399,8 @@ static void recv_act(struct rl_case *c)
 		snprintf(name, sizeof(name), "src%u", i);
 		rl_say_int(name, m.src_qp);
 		snprintf(name, sizeof(name), "bytes%u", i);
-		rl_say_bytes(name, off < 0 ? "" : (const char *)m.payload, off < 0 ? 0 : m.payload_len);
+		rl_say_bytes(name, off < 0 ? "" : (const char *)m.payload,
+			     off < 0 ? 0 : m.payload_len);
 	}
 	lab5_ud_close(&u);
 }
@@ -429,20 +438,22 @@ static void recv_judge(struct rl_case *c)
 		snprintf(name, sizeof(name), "slot%u", i);
 		slot = rl_said_int(c, name);
 		snprintf(name, sizeof(name), "len%u", i);
-		if (!rl_expect(c,
-			       n == sizeof(*h) && h->kind == want->kind && h->seq == want->seq &&
-				       h->len == want->len,
-			       "datagram %u: expected m->hdr {kind %u, seq %u, len %u}, decoded from "
-			       "the slot's header buffer, got {%u, %u, %u} (see docs/lab5.md#step-2)",
-			       i, want->kind, want->seq, want->len, h->kind, h->seq, h->len) ||
+		if (!rl_expect(
+			    c,
+			    n == sizeof(*h) && h->kind == want->kind && h->seq == want->seq &&
+				    h->len == want->len,
+			    "datagram %u: expected m->hdr {kind %u, seq %u, len %u}, decoded from "
+			    "the slot's header buffer, got {%u, %u, %u} (see docs/lab5.md#step-2)",
+			    i, want->kind, want->seq, want->len, h->kind, h->seq, h->len) ||
 		    !rl_expect(c, rl_said_int(c, name) == want->len,
 			       "datagram %u: expected m->payload_len %u, got %lld", i, want->len,
 			       rl_said_int(c, name)) ||
-		    !rl_expect(c, slot >= 0 && slot < LAB5_SLOTS && off == slot * LAB5_MAX_PAYLOAD,
-			       "datagram %u: expected m->payload at the start of slot %lld's payload "
-			       "buffer (u->rx_payload + %lld), got u->rx_payload + %lld (the slot is "
-			       "the completion's wr_id; see docs/lab5.md#step-2)",
-			       i, slot, slot * LAB5_MAX_PAYLOAD, off))
+		    !rl_expect(
+			    c, slot >= 0 && slot < LAB5_SLOTS && off == slot * LAB5_MAX_PAYLOAD,
+			    "datagram %u: expected m->payload at the start of slot %lld's payload "
+			    "buffer (u->rx_payload + %lld), got u->rx_payload + %lld (the slot is "
+			    "the completion's wr_id; see docs/lab5.md#step-2)",
+			    i, slot, slot * LAB5_MAX_PAYLOAD, off))
 			return;
 		snprintf(name, sizeof(name), "bytes%u", i);
 		bytes = rl_said_bytes(c, name, &n);
@@ -453,8 +464,8 @@ static void recv_judge(struct rl_case *c)
 			       "m->payload, got other bytes",
 			       i, want->len) ||
 		    !rl_expect(c, rl_said_int(c, name) == rep->qpn,
-			       "datagram %u: expected m->src_qp to be the sender's QP, %u, got %lld", i,
-			       rep->qpn, rl_said_int(c, name)))
+			       "datagram %u: expected m->src_qp to be the sender's QP, %u, got %lld",
+			       i, rep->qpn, rl_said_int(c, name)))
 			return;
 	}
 	snprintf(name, sizeof(name), "ret%u", in->n);
@@ -568,16 +579,17 @@ static void send_judge(struct rl_case *c)
 	for (i = 0; i <= in->n; i++) {
 		s = &rep->seen[i];
 		len = i < in->n ? in->len[i] : mtu - LAB5_HDR_LEN;
-		if (!rl_expect(c,
-			       s->status == IBV_WC_SUCCESS && s->hdr.kind == LAB5_MSG_DATA &&
-				       s->hdr.seq == in->first + i && s->hdr.len == len &&
-				       s->byte_len == LAB5_GRH_LEN + LAB5_HDR_LEN + len,
-			       "datagram %u: expected kind %u, seq %u (u->next_seq was %u at the "
-			       "start, and a refused datagram is not counted), %u payload bytes; the "
-			       "peer got kind %u, seq %u, len %u in %u bytes (see "
-			       "docs/lab5.md#step-2)",
-			       i, LAB5_MSG_DATA, in->first + i, in->first, len, s->hdr.kind,
-			       s->hdr.seq, s->hdr.len, s->byte_len))
+		if (!rl_expect(
+			    c,
+			    s->status == IBV_WC_SUCCESS && s->hdr.kind == LAB5_MSG_DATA &&
+				    s->hdr.seq == in->first + i && s->hdr.len == len &&
+				    s->byte_len == LAB5_GRH_LEN + LAB5_HDR_LEN + len,
+			    "datagram %u: expected kind %u, seq %u (u->next_seq was %u at the "
+			    "start, and a refused datagram is not counted), %u payload bytes; the "
+			    "peer got kind %u, seq %u, len %u in %u bytes (see "
+			    "docs/lab5.md#step-2)",
+			    i, LAB5_MSG_DATA, in->first + i, in->first, len, s->hdr.kind,
+			    s->hdr.seq, s->hdr.len, s->byte_len))
 			return;
 		want = malloc(len + 1);
 		ck_assert_ptr_nonnull(want);
@@ -591,8 +603,8 @@ static void send_judge(struct rl_case *c)
 			return;
 	}
 	rl_expect(c, rl_said_int(c, "next_seq") == in->first + in->n + 1,
-		  "expected u->next_seq %u after %u datagrams sent, got %lld", in->first + in->n + 1,
-		  in->n + 1, rl_said_int(c, "next_seq"));
+		  "expected u->next_seq %u after %u datagrams sent, got %lld",
+		  in->first + in->n + 1, in->n + 1, rl_said_int(c, "next_seq"));
 }
 
 static void send_check(struct rl_case *c)

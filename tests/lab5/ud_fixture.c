@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -59,9 +60,8 @@ void ud_fx_connect(struct lab5_ud *u, uint16_t port)
 	u->ch = rdma_create_event_channel();
 	ck_assert_msg(u->ch && rdma_create_id(u->ch, &u->id, NULL, RDMA_PS_UDP) == 0,
 		      "fixture: an id in RDMA_PS_UDP: %s", strerror(errno));
-	ck_assert_int_eq(lab5_resolve_addr(u->id, u->ch, NULL, (struct sockaddr *)&dst,
-					   UD_TIMEOUT_MS),
-			 0);
+	ck_assert_int_eq(
+		lab5_resolve_addr(u->id, u->ch, NULL, (struct sockaddr *)&dst, UD_TIMEOUT_MS), 0);
 	ck_assert_int_eq(lab5_resolve_route(u->id, u->ch, UD_TIMEOUT_MS), 0);
 	ck_assert_msg(rdma_connect(u->id, &param) == 0, "fixture: rdma_connect: %s",
 		      strerror(errno));
@@ -110,13 +110,28 @@ int ud_fx_post_recv(struct lab5_ud *u, int slot)
 	return -ibv_post_recv(u->qp, &wr, &bad);
 }
 
-bool ud_fx_poll(struct lab5_ud *u, struct ibv_wc *wc)
+/* Milliseconds on the monotonic clock. */
+static long ud_fx_now_ms(void)
 {
-	int i, n = 0;
+	struct timespec ts;
 
-	for (i = 0; i < UD_TIMEOUT_MS * 10 && (n = ibv_poll_cq(u->cq, 1, wc)) == 0; i++)
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+bool ud_fx_poll_ms(struct lab5_ud *u, struct ibv_wc *wc, int ms)
+{
+	long until = ud_fx_now_ms() + ms;
+	int n;
+
+	while ((n = ibv_poll_cq(u->cq, 1, wc)) == 0 && ud_fx_now_ms() < until)
 		usleep(100);
 	return n == 1;
+}
+
+bool ud_fx_poll(struct lab5_ud *u, struct ibv_wc *wc)
+{
+	return ud_fx_poll_ms(u, wc, UD_TIMEOUT_MS);
 }
 
 void ud_fx_send(struct lab5_ud *u, const void *p, uint32_t n, bool wait)
@@ -136,7 +151,7 @@ void ud_fx_send(struct lab5_ud *u, const void *p, uint32_t n, bool wait)
 	memcpy(u->tx_payload, p, n);
 	ck_assert_int_eq(ibv_post_send(u->qp, &wr, &bad), 0);
 	ck_assert_msg(!wait || (ud_fx_poll(u, &wc) && wc.status == IBV_WC_SUCCESS &&
-			       wc.opcode == IBV_WC_SEND),
+				wc.opcode == IBV_WC_SEND),
 		      "fixture: its send to the peer did not complete well");
 }
 

@@ -17,9 +17,9 @@
 #include "../harness.h"
 
 #define UD_TIMEOUT_MS 5000
-#define UD_MAX_SEEN 24     /* datagrams a peer reports one by one */
-#define UD_PEER_SLOTS 32   /* receives the peer keeps posted */
-#define UD_CANARY 0xa5     /* what the act's receive buffers hold before a datagram lands */
+#define UD_MAX_SEEN 24   /* datagrams a peer reports one by one */
+#define UD_PEER_SLOTS 32 /* receives the peer keeps posted */
+#define UD_CANARY 0xa5   /* what the act's receive buffers hold before a datagram lands */
 
 /* --- inputs, chosen by setup in the parent ---------------------------------- */
 
@@ -38,8 +38,8 @@ void ud_sha256(const void *p, uint32_t n, uint8_t sha256[32]);
 struct ud_peer_in {
 	uint32_t take; /* take datagrams: DONE once this many came (it takes more until stopped) */
 	/* Or: wait for the act's hello (kind LAB5_MSG_HELLO, the act's Q_Key as payload), then */
-	uint32_t send;  /* send this many datagrams of its own random bytes to the act, */
-	bool bad_last;  /* and one more whose header claims 1 to 8 bytes more than it carries */
+	uint32_t send; /* send this many datagrams of its own random bytes to the act, */
+	bool bad_last; /* and one more whose header claims 1 to 8 bytes more than it carries */
 };
 
 /* One datagram the peer took: the completion, and what came after the GRH. */
@@ -105,6 +105,8 @@ void ud_fx_send(struct lab5_ud *u, const void *p, uint32_t n, bool wait);
 void ud_fx_hello(struct lab5_ud *u, bool wait);
 /* One completion of U's CQ within UD_TIMEOUT_MS into WC: whether one came. */
 bool ud_fx_poll(struct lab5_ud *u, struct ibv_wc *wc);
+/* The same within MS ms. */
+bool ud_fx_poll_ms(struct lab5_ud *u, struct ibv_wc *wc, int ms);
 
 /* --- ud_fixture.c: the check's side ------------------------------------------ */
 

@@ -79,8 +79,8 @@ static bool ud_stopped(void)
 }
 
 /* The peer's own failure: ERR (an errno) and why, in its report. */
-static int __attribute__((format(printf, 3, 4))) ud_why(struct ud_report *r, int err,
-							 const char *fmt, ...)
+static int __attribute__((format(printf, 3, 4)))
+ud_why(struct ud_report *r, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -115,7 +115,9 @@ static int ud_make_qp(struct ud_side *k)
 {
 	struct ibv_qp_init_attr init = {
 		.qp_type = IBV_QPT_UD,
-		.cap = { .max_send_wr = 4, .max_recv_wr = UD_PEER_SLOTS, .max_send_sge = 1,
+		.cap = { .max_send_wr = 4,
+			 .max_recv_wr = UD_PEER_SLOTS,
+			 .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 	};
 	struct ibv_port_attr port;
@@ -278,12 +280,13 @@ static int ud_answer(struct ud_side *k, const struct ibv_wc *wc)
 
 	lab5_hdr_decode(p + LAB5_GRH_LEN, &h);
 	if (h.kind != LAB5_MSG_HELLO || h.len != 4)
-		return ud_why(r, EPROTO, "expected the act's hello, got kind %u of %u bytes", h.kind,
-			      h.len);
+		return ud_why(r, EPROTO, "expected the act's hello, got kind %u of %u bytes",
+			      h.kind, h.len);
 	memcpy(&be, p + LAB5_GRH_LEN + LAB5_HDR_LEN, 4);
 	r->act_qkey = ntohl(be);
 	r->act_qpn = wc->src_qp;
-	k->ah = ibv_create_ah_from_wc(k->pd, (struct ibv_wc *)wc, (struct ibv_grh *)p, k->id->port_num);
+	k->ah = ibv_create_ah_from_wc(k->pd, (struct ibv_wc *)wc, (struct ibv_grh *)p,
+				      k->id->port_num);
 	if (!k->ah)
 		return ud_why(r, errno, "ibv_create_ah_from_wc: %s", strerror(errno));
 	most = r->mtu - LAB5_HDR_LEN;
@@ -363,7 +366,8 @@ static void ud_side_close(struct ud_side *k)
 	free(k->buf);
 }
 
-static void __attribute__((noreturn)) ud_peer_main(const struct ud_peer_in *in, int report, int stop)
+static void __attribute__((noreturn))
+ud_peer_main(const struct ud_peer_in *in, int report, int stop)
 {
 	struct ud_report r = { 0 };
 	struct ud_side k = { .in = in, .r = &r };
