@@ -7,6 +7,7 @@
  * that peer, which reports it. The kernel describes the lab's id and QP
  * while the act holds.
  */
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +107,37 @@ static bool connected(struct rl_case *c)
 			" (see docs/lab5.md#step-1)");
 }
 
+/* The member KEY of R as a string, "" when it has none. */
+static const char *member(const struct rl_res *r, const char *key)
+{
+	const char *v = rl_res_get(r, key);
+
+	return v ? v : "";
+}
+
+/* The act's QP QPN is a UD QP in RTS, as the kernel shows it while the act holds. */
+static bool qp_in_rts(struct rl_case *c, long long qpn)
+{
+	struct rl_res res[8];
+	int n = ud_act_res(c, "qp", res, 8), i, found = -1;
+
+	for (i = 0; i < n && found < 0; i++)
+		if (strtoll(member(&res[i], "lqpn"), NULL, 10) == qpn)
+			found = i;
+	if (n < 0 ||
+	    !rl_expect(c, found >= 0,
+		       "expected the kernel to list your QP %lld, it lists %d QPs of the act", qpn,
+		       n))
+		return false;
+	return rl_expect(
+		c,
+		strcmp(member(&res[found], "type"), "UD") == 0 &&
+			strcmp(member(&res[found], "state"), "RTS") == 0,
+		"expected your QP %lld to be a UD QP in RTS, as rdma_create_qp() leaves one "
+		"it made on the id, the kernel shows a %s QP in %s: see docs/lab5.md#step-1",
+		qpn, member(&res[found], "type"), member(&res[found], "state"));
+}
+
 /* The test's own 2-SGE datagram went out of the lab's QP (else the QP's caps are at fault). */
 static bool test_send_left(struct rl_case *c)
 {
@@ -145,7 +177,7 @@ static void conn_reply_judge(struct rl_case *c)
 	    !rl_expect(c, rl_said_int(c, "ah") != 0,
 		       "expected u->ah, an address handle to the server, got NULL: see "
 		       "docs/lab5.md#step-1") ||
-	    !test_send_left(c) || !(rep = ud_peer_end(c)))
+	    !qp_in_rts(c, qpn) || !test_send_left(c) || !(rep = ud_peer_end(c)))
 		return;
 	if (!rl_expect(c, rep->nseen == 1,
 		       "expected the server to get the datagram the test sent through your AH, to "
@@ -178,14 +210,6 @@ static void conn_reply_check(struct rl_case *c)
 RL_GRADED(ud_connect_aims_at_the_qpn_and_qkey_of_the_servers_reply, .step = 1, .points = 5,
 	  .setup = conn_setup, .act = conn_act, .check = conn_reply_check);
 
-/* The member KEY of R as a string, "" when it has none. */
-static const char *member(const struct rl_res *r, const char *key)
-{
-	const char *v = rl_res_get(r, key);
-
-	return v ? v : "";
-}
-
 static void conn_kinds_judge(struct rl_case *c)
 {
 	const struct conn_in *in = c->in;
@@ -212,19 +236,7 @@ static void conn_kinds_judge(struct rl_case *c)
 		       "docs/lab5.md#step-1",
 		       want_dst, member(&res[found], "ps")))
 		return;
-	n = ud_act_res(c, "qp", res, 8);
-	for (i = 0, found = -1; i < n && found < 0; i++)
-		if (strtoll(member(&res[i], "lqpn"), NULL, 10) == qpn)
-			found = i;
-	if (!rl_expect(c, found >= 0,
-		       "expected the kernel to list the act's QP %lld, it lists %d QPs of the act",
-		       qpn, n) ||
-	    !rl_expect(c,
-		       strcmp(member(&res[found], "type"), "UD") == 0 &&
-			       strcmp(member(&res[found], "state"), "RTS") == 0,
-		       "expected a UD QP in RTS (rdma_create_qp brings it there), the kernel shows "
-		       "a %s QP in %s: see docs/lab5.md#step-1",
-		       member(&res[found], "type"), member(&res[found], "state")))
+	if (!qp_in_rts(c, qpn))
 		return;
 	recv3 = rl_said(c, "recv3") ? rl_said_int(c, "recv3") : -1;
 	if (!rl_expect(c, recv3 == 0,
@@ -246,3 +258,140 @@ static void conn_kinds_check(struct rl_case *c)
 
 RL_GRADED(ud_connect_makes_a_ud_qp_on_a_udp_id_that_gathers_2_and_scatters_3, .step = 1,
 	  .points = 5, .setup = conn_setup, .act = conn_act, .check = conn_kinds_check);
+
+/* --- the server's side ------------------------------------------------------ */
+
+/* The input: where the act listens (the peer, a client, connects there). */
+struct serve_in {
+	uint16_t port;
+};
+
+static void serve_setup(struct rl_case *c)
+{
+	struct serve_in *in = c->in;
+	struct ud_peer_in peer = { 0 };
+
+	in->port = rl_test_free_port();
+	peer.client_of = in->port;
+	ud_peer_start(&peer);
+}
+
+/*
+ * A UD server as ud-serve is one, with plain rdma_cm around the lab's
+ * lab5_ud_create_qp() on the client's request's id: the test posts every
+ * receive, accepts (naming no QP: the id's is the one), and takes the
+ * client's datagram; then the act holds.
+ */
+static void serve_act(struct rl_case *c)
+{
+	const struct serve_in *in = c->in;
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(in->port) };
+	struct lab5_ud u = { .timeout_ms = UD_TIMEOUT_MS };
+	struct rdma_conn_param param = { 0 };
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *listen = NULL;
+	struct rdma_cm_event ev;
+	struct ibv_wc wc;
+	int ret, slot;
+
+	ck_assert_int_eq(inet_pton(AF_INET, rl_test_addr(), &sin.sin_addr), 1);
+	ch = rdma_create_event_channel();
+	ck_assert_msg(ch && rdma_create_id(ch, &listen, NULL, RDMA_PS_UDP) == 0 &&
+			      rdma_bind_addr(listen, (struct sockaddr *)&sin) == 0 &&
+			      rdma_listen(listen, 1) == 0,
+		      "fixture: listening in RDMA_PS_UDP on port %u: %s", in->port,
+		      strerror(errno));
+	ck_assert_int_eq(lab5_wait_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &ev, 3 * UD_TIMEOUT_MS),
+			 0);
+	u.id = ev.id;
+	ret = lab5_ud_create_qp(&u);
+	rl_say_int("lab5_ud_create_qp", ret);
+	rl_say_int("qpn", u.qp ? (long long)u.qp->qp_num : -1);
+	rl_say_int("buffers", u.mr && u.buf);
+	if (ret == 0 && u.qp && u.mr && u.buf) {
+		for (slot = 0, ret = 0; slot < LAB5_SLOTS && !ret; slot++)
+			ret = ud_fx_post_recv(&u, slot);
+		rl_say_int("post", ret);
+		rl_say_int("accept", ret ? -1 : rdma_accept(u.id, &param) ? errno : 0);
+		if (ret == 0 && ud_fx_poll(&u, &wc)) {
+			rl_say_int("status", wc.status);
+			rl_say_int("byte_len", wc.byte_len);
+			if (wc.status == IBV_WC_SUCCESS && wc.wr_id < LAB5_SLOTS &&
+			    wc.byte_len >= LAB5_GRH_LEN + LAB5_HDR_LEN) {
+				rl_say_bytes("hdr", u.rx_hdr + wc.wr_id * LAB5_HDR_LEN,
+					     LAB5_HDR_LEN);
+				rl_say_bytes("payload", u.rx_payload + wc.wr_id * LAB5_MAX_PAYLOAD,
+					     wc.byte_len - LAB5_GRH_LEN - LAB5_HDR_LEN);
+			}
+		}
+	}
+	rl_hold();
+	lab5_ud_close(&u);
+	rdma_destroy_id(listen);
+	rdma_destroy_event_channel(ch);
+}
+
+static void serve_judge(struct rl_case *c)
+{
+	long long ret = rl_said_int(c, "lab5_ud_create_qp"), qpn = rl_said_int(c, "qpn"), post,
+		  accept, status;
+	const struct ud_report *rep;
+	const void *hdr = NULL, *payload = NULL;
+	uint8_t want_hdr[LAB5_HDR_LEN], sha[32] = { 0 };
+	size_t nhdr = 0, npayload = 0;
+
+	if (!rl_expect(c, ret == 0,
+		       "on a client's request's id: expected lab5_ud_create_qp to return 0, got "
+		       "%lld (%s): see docs/lab5.md#step-1",
+		       ret, strerror((int)-ret)) ||
+	    !rl_expect(c, rl_said_int(c, "buffers") != 0,
+		       "expected u->mr and u->buf made (lab5_ud_buffers, given), got none"))
+		return;
+	if (!qp_in_rts(c, qpn))
+		return;
+	post = rl_said_int(c, "post");
+	accept = rl_said(c, "accept") ? rl_said_int(c, "accept") : -1;
+	if (!rl_expect(c, post == 0,
+		       "expected the test's receives of 3 SGEs to be taken by your QP, "
+		       "ibv_post_recv said %s: the QP's capabilities (see docs/lab5.md#step-1)",
+		       strerror((int)-post)) ||
+	    !rl_expect(c, accept == 0, "expected rdma_accept on your id to succeed, got %s",
+		       strerror((int)accept)) ||
+	    !(rep = ud_peer_end(c)))
+		return;
+	if (!rl_expect(c, rep->act_qpn == (uint32_t)qpn,
+		       "expected the reply to the client to carry your QP's number, %lld, it "
+		       "carried %u: rdma_accept() names the QP made on the id (see "
+		       "docs/lab5.md#step-1)",
+		       qpn, rep->act_qpn))
+		return;
+	status = rl_said(c, "status") ? rl_said_int(c, "status") : -1;
+	if (rl_said(c, "hdr"))
+		hdr = rl_said_bytes(c, "hdr", &nhdr);
+	if (rl_said(c, "payload"))
+		payload = rl_said_bytes(c, "payload", &npayload);
+	lab5_hdr_encode(&rep->sent[0], want_hdr);
+	if (npayload)
+		ud_sha256(payload, (uint32_t)npayload, sha);
+	if (!rl_expect(c,
+		       status == IBV_WC_SUCCESS && nhdr == LAB5_HDR_LEN &&
+			       memcmp(hdr, want_hdr, LAB5_HDR_LEN) == 0 &&
+			       npayload == rep->sent[0].len &&
+			       memcmp(sha, rep->sent_sha256[0], 32) == 0,
+		       "expected the client's datagram (12 + %u bytes) to reach your QP, got %s: is "
+		       "the QP in RTS, with rdma_cm's Q_Key? (see docs/lab5.md#step-1)",
+		       rep->sent[0].len,
+		       status < 0               ? "nothing" :
+		       status != IBV_WC_SUCCESS ? ibv_wc_status_str((enum ibv_wc_status)status) :
+						  "other bytes"))
+		return;
+}
+
+static void serve_check(struct rl_case *c)
+{
+	serve_judge(c);
+	ud_peer_stop();
+}
+
+RL_GRADED(ud_create_qp_on_a_requests_id_serves_a_client, .step = 1, .points = 4,
+	  .setup = serve_setup, .act = serve_act, .check = serve_check);

@@ -40,6 +40,12 @@ struct ud_peer_in {
 	/* Or: wait for the act's hello (kind LAB5_MSG_HELLO, the act's Q_Key as payload), then */
 	uint32_t send; /* send this many datagrams of its own random bytes to the act, */
 	bool bad_last; /* and one more whose header claims 1 to 8 bytes more than it carries */
+	/*
+	 * Or, nonzero: be a client instead, of the act's UD server on this
+	 * port: connect (again while nobody listens there yet), then send one
+	 * datagram of its own random bytes to the QP and Q_Key of the reply.
+	 */
+	uint16_t client_of;
 };
 
 /* One datagram the peer took: the completion, and what came after the GRH. */
@@ -63,14 +69,17 @@ struct ud_report {
 	uint32_t mtu;  /* its port's active MTU, in bytes */
 	uint32_t nseen;
 	struct ud_seen seen[UD_MAX_SEEN];
-	/* Sending: the hello it answered, and each datagram it sent. */
+	/* Sending: the hello it answered (a client: the reply it got), and each datagram it sent. */
 	uint32_t act_qpn, act_qkey;
 	uint32_t nsent;
 	struct lab5_hdr sent[UD_MAX_SEEN + 1];
 	uint8_t sent_sha256[UD_MAX_SEEN + 1][32]; /* of each payload it sent */
 };
 
-/* Setup: start the peer on IN (a copy) in a process of its own; wait for it to listen: its port. */
+/*
+ * Setup: start the peer on IN (a copy) in a process of its own; wait for
+ * it to listen: its port (a client: IN->client_of, at once).
+ */
 uint16_t ud_peer_start(const struct ud_peer_in *in);
 /*
  * Check: wait (bounded) until the peer is DONE, unless the test failed

@@ -160,6 +160,27 @@ static int ud_make_qp(struct ud_side *k)
 	return 0;
 }
 
+/* The next CM event into *EV (stopping when told): 0 or an errno. */
+static int ud_next_event(struct ud_side *k, struct rdma_cm_event **ev)
+{
+	struct pollfd p = { .fd = k->ch->fd, .events = POLLIN };
+
+	while (poll(&p, 1, 100) == 0)
+		if (ud_stopped())
+			return ud_why(k->r, ETIMEDOUT, "stopped while waiting for a CM event");
+	if (rdma_get_cm_event(k->ch, ev))
+		return ud_why(k->r, errno, "rdma_get_cm_event: %s", strerror(errno));
+	return 0;
+}
+
+/* Destroy K's id, if any (a client's try that was not answered). */
+static void ud_side_close_id(struct ud_side *k)
+{
+	if (k->id)
+		rdma_destroy_id(k->id);
+	k->id = NULL;
+}
+
 /* Wait for the next CM event of type WANT (stopping when told): 0 or an errno. */
 static int ud_event(struct ud_side *k, enum rdma_cm_event_type want, struct rdma_cm_id **id)
 {
@@ -345,6 +366,79 @@ static int ud_serve(struct ud_side *k)
 	return r->ret;
 }
 
+/*
+ * A client of the act's UD server on IN->client_of: its QP made first
+ * (plain verbs, rdma_cm's Q_Key), then SIDR, again while the act is not
+ * listening yet; then one datagram of random bytes to the reply's QP: 0
+ * or an errno.
+ */
+static int ud_client(struct ud_side *k)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(k->in->client_of) };
+	struct rdma_conn_param param = { 0 };
+	struct ud_report *r = k->r;
+	struct rdma_cm_event *ev;
+	struct ibv_ah_attr ah_attr;
+	const char *addr = getenv("RDMALAB_ADDR");
+	uint8_t *out;
+	uint32_t len;
+	long until = ud_now_ms() + 3 * UD_TIMEOUT_MS;
+	int type = -1, status = 0, ret;
+
+	if (!addr || inet_pton(AF_INET, addr, &sin.sin_addr) != 1)
+		return ud_why(r, EINVAL, "RDMALAB_ADDR is not an IPv4 address");
+	k->ch = rdma_create_event_channel();
+	if (!k->ch)
+		return ud_why(r, errno, "rdma_create_event_channel: %s", strerror(errno));
+	while (type != RDMA_CM_EVENT_ESTABLISHED) {
+		if (ud_stopped() || ud_now_ms() > until)
+			return ud_why(r, ETIMEDOUT, "the act's server never answered (last %s, %d)",
+				      type < 0 ? "nothing" : rdma_event_str(type), status);
+		ud_side_close_id(k);
+		if (rdma_create_id(k->ch, &k->id, NULL, RDMA_PS_UDP) ||
+		    rdma_resolve_addr(k->id, NULL, (struct sockaddr *)&sin, UD_TIMEOUT_MS) ||
+		    ud_event(k, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) ||
+		    rdma_resolve_route(k->id, UD_TIMEOUT_MS) ||
+		    ud_event(k, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL) || (!k->qp && ud_make_qp(k)))
+			return r->ret ? r->ret :
+					ud_why(r, errno, "resolving %s: %s", addr, strerror(errno));
+		param.qp_num = k->qp->qp_num;
+		if (rdma_connect(k->id, &param))
+			return ud_why(r, errno, "rdma_connect: %s", strerror(errno));
+		if ((ret = ud_next_event(k, &ev)))
+			return ret;
+		type = ev->event;
+		status = ev->status;
+		if (type == RDMA_CM_EVENT_ESTABLISHED) {
+			r->act_qpn = ev->param.ud.qp_num;
+			r->act_qkey = ev->param.ud.qkey;
+			ah_attr = ev->param.ud.ah_attr;
+		}
+		rdma_ack_cm_event(ev);
+		if (type != RDMA_CM_EVENT_ESTABLISHED)
+			usleep(50000); /* nobody listens there yet */
+	}
+	ud_note(r, UD_ACCEPTED);
+	k->ah = ibv_create_ah(k->pd, &ah_attr);
+	if (!k->ah)
+		return ud_why(r, errno, "ibv_create_ah from the reply: %s", strerror(errno));
+	out = k->buf + (size_t)UD_PEER_SLOTS * UD_SLOT_LEN;
+	len = 1 + ud_peer_random() % (r->mtu - LAB5_HDR_LEN);
+	r->sent[0] =
+		(struct lab5_hdr){ .kind = LAB5_MSG_DATA, .seq = ud_peer_random(), .len = len };
+	lab5_hdr_encode(&r->sent[0], out);
+	if (getrandom(out + LAB5_HDR_LEN, len, 0) != (ssize_t)len)
+		return ud_why(r, EIO, "getrandom");
+	ud_sha256(out + LAB5_HDR_LEN, len, r->sent_sha256[0]);
+	r->nsent = 1;
+	if ((ret = ud_send(k, LAB5_HDR_LEN + len)))
+		return ret;
+	ud_note(r, UD_DONE);
+	while (!ud_stopped())
+		usleep(1000);
+	return 0;
+}
+
 static void ud_side_close(struct ud_side *k)
 {
 	if (k->ah)
@@ -382,7 +476,9 @@ ud_peer_main(const struct ud_peer_in *in, int report, int stop)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	signal(SIGPIPE, SIG_IGN);
 	alarm(60); /* every wait is bounded; this bounds them all */
-	if (!ud_listen_accept(&k))
+	if (in->client_of)
+		ud_client(&k);
+	else if (!ud_listen_accept(&k))
 		ud_serve(&k);
 	ud_note(&r, UD_ENDED);
 	ud_side_close(&k);
@@ -447,6 +543,8 @@ uint16_t ud_peer_start(const struct ud_peer_in *in)
 	close(stop[0]);
 	ud_peer.report = report[0];
 	ud_peer.stop = stop[1];
+	if (in->client_of)
+		return in->client_of;
 	while (ud_peer.last.stage < UD_LISTENING && got == 1)
 		got = ud_peer_read(deadline);
 	ck_assert_msg(ud_peer.last.stage >= UD_LISTENING && ud_peer.last.port,
