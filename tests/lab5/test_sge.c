@@ -195,7 +195,8 @@ static void scatter_act(struct rl_case *c)
 	if (ret == 0) {
 		ud_fx_hello(&u, false);
 		/* The peer sends them back to back: once one came, the next is not far. */
-		while (got < in->n && ud_fx_poll_ms(&u, &wc, got ? 2000 : UD_TIMEOUT_MS)) {
+		while (got < in->n &&
+		       ud_fx_poll_ms(&u, &wc, got ? UD_TIMEOUT_MS / 2 : UD_TIMEOUT_MS)) {
 			if (wc.opcode == IBV_WC_SEND)
 				continue; /* the hello's */
 			snprintf(name, sizeof(name), "status%u", got);

@@ -475,7 +475,8 @@ ud_peer_main(const struct ud_peer_in *in, int report, int stop)
 	close_range(UD_STOP_FD + 1, ~0U, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	signal(SIGPIPE, SIG_IGN);
-	alarm(60); /* every wait is bounded; this bounds them all */
+	alarm((unsigned)(12 * UD_TIMEOUT_MS /
+			 1000)); /* every wait is bounded; this bounds them all */
 	if (in->client_of)
 		ud_client(&k);
 	else if (!ud_listen_accept(&k))
