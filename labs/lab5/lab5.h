@@ -16,20 +16,21 @@
 
 /* Macros */
 
-#define LAB5_GRH_LEN 40       /* a UD receive starts with this many GRH bytes */
-#define LAB5_HDR_LEN 12       /* struct lab5_hdr on the wire: lab5_hdr_encode() */
-#define LAB5_MAX_PAYLOAD 4096 /* a payload buffer's size; the path MTU bounds a datagram */
-#define LAB5_SLOTS 16         /* receives an endpoint keeps: GRH, header and payload each */
-#define LAB5_SEND_SGES 2      /* a send gathers the header and the payload */
-#define LAB5_RECV_SGES 3      /* a receive scatters the GRH, the header and the payload */
-#define LAB5_MC_QPN 0xffffff  /* the QP number a datagram to a multicast group is sent to */
-#define LAB5_TIMEOUT_MS 5000  /* default longest wait for one event or completion */
-#define LAB5_SRQ_DEPTH 64     /* receives the shared queue holds */
-#define LAB5_SRQ_LIMIT 16     /* the shared queue's low-water mark */
-#define LAB5_SRQ_MSG 256      /* bytes a client's message may have (one SRQ slot) */
-#define LAB5_MAX_CLIENTS 16   /* RC clients one server takes */
-#define LAB5_MSG_HELLO 1      /* a member's "my receives are posted" (step 3) */
-#define LAB5_MSG_DATA 2       /* a datagram of the stream */
+#define LAB5_GRH_LEN 40         /* a UD receive starts with this many GRH bytes */
+#define LAB5_HDR_LEN 12         /* struct lab5_hdr on the wire: lab5_hdr_encode() */
+#define LAB5_MAX_PAYLOAD 4096   /* a payload buffer's size; the path MTU bounds a datagram */
+#define LAB5_SLOTS 16           /* receives an endpoint keeps: GRH, header and payload each */
+#define LAB5_SEND_SGES 2        /* a send gathers the header and the payload */
+#define LAB5_RECV_SGES 3        /* a receive scatters the GRH, the header and the payload */
+#define LAB5_MC_QPN 0xffffff    /* the QP number a datagram to a multicast group is sent to */
+#define LAB5_TIMEOUT_MS 5000    /* default longest wait for one event or completion */
+#define LAB5_SRQ_DEPTH 64       /* receives the shared queue holds */
+#define LAB5_SRQ_LIMIT 16       /* the shared queue's low-water mark */
+#define LAB5_SRQ_MSG 256        /* bytes a client's message may have (one SRQ slot) */
+#define LAB5_MAX_CLIENTS 16     /* RC clients one server takes */
+#define LAB5_MSG_HELLO 1        /* a member's "my receives are posted" (step 3) */
+#define LAB5_MSG_DATA 2         /* a datagram of the stream */
+#define LAB5_WR_SEND LAB5_SLOTS /* a send's wr_id; a receive's is its slot, below it */
 
 /* Types */
 
@@ -71,6 +72,13 @@ struct lab5_ud {
 	uint32_t mtu;      /* the port's active MTU in bytes: the largest datagram */
 	int timeout_ms;    /* longest wait for one event or completion */
 	uint32_t next_seq; /* lab5_send_msg() numbers its datagrams */
+	/*
+	 * Sends and receives complete on the one CQ: given.c's pollers keep here
+	 * the completions of the other kind than the one awaited (a joined
+	 * member receives its own datagrams while it waits for their sends).
+	 */
+	struct ibv_wc held[LAB5_SLOTS + 1];
+	uint32_t nheld;
 	/* Multicast (step 3): */
 	struct sockaddr_storage group; /* the group joined, for the leave */
 	bool joined;
@@ -142,7 +150,8 @@ void lab5_hdr_encode(const struct lab5_hdr *h, uint8_t out[LAB5_HDR_LEN]);
 void lab5_hdr_decode(const uint8_t in[LAB5_HDR_LEN], struct lab5_hdr *h);
 int lab5_ud_buffers(struct lab5_ud *u);
 void lab5_ud_close(struct lab5_ud *u);
-int lab5_poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int timeout_ms);
+int lab5_poll_recv(struct lab5_ud *u, struct ibv_wc *wc);
+int lab5_poll_send(struct lab5_ud *u, struct ibv_wc *wc);
 uint32_t lab5_port_mtu(struct rdma_cm_id *id);
 
 /* ud.c: step 1, UD over rdma_cm */

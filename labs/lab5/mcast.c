@@ -43,9 +43,9 @@ int lab5_mc_join(struct lab5_ud *u, const char *local, const char *group, bool s
 	if (ret)
 		return ret;
 	/* TODO step 3
-	 * Decide what must exist before the join (a datagram with no QP attached or
-	 * no receive posted is lost), which membership SEND_ONLY asks for, and
-	 * where sends to the group go: the caller gives no QPN and no Q_Key.
+	 * Make the QP, and choose what must be ready before the join: a datagram
+	 * that arrives before a receive is posted is lost. Then join as the member
+	 * SEND_ONLY says, and aim sends where the join's event says the group is.
 	 * Read: man rdma_join_multicast_ex, man rdma_get_cm_event (MULTICAST_JOIN).
 	 */
 	return rl_todo(3);

@@ -8,9 +8,6 @@
 
 #include "lab5.h"
 
-/* The wr_id of a send: a receive's is its slot, below it. */
-#define LAB5_WR_SEND LAB5_SLOTS
-
 /*
  * Step 2a. Post one signaled send of a datagram to where U's sends go
  * (U->ah, U->remote_qpn, U->remote_qkey): H, encoded into U->tx_hdr, then
@@ -55,7 +52,7 @@ int lab5_recv_msg(struct lab5_ud *u, struct lab5_msg *m)
 	/* TODO step 2
 	 * Check the completion before its bytes: its status, and byte_len against what the
 	 * header says followed it. Which bytes does byte_len count (docs/lab5.md#step-2)?
-	 * Read: man ibv_poll_cq (byte_len, src_qp, wr_id).
+	 * Read: man ibv_poll_cq (byte_len, src_qp, wr_id); lab5_poll_recv() in given.c.
 	 */
 	return rl_todo(2);
 }

@@ -183,26 +183,72 @@ void lab5_ud_close(struct lab5_ud *u)
 	memset(u, 0, sizeof(*u));
 }
 
+/* Whether WC is a receive's: its wr_id is a slot (valid in a failed completion too, unlike its opcode). */
+static bool is_recv(const struct ibv_wc *wc)
+{
+	return wc->wr_id < LAB5_SLOTS;
+}
+
+/* Take from U's held completions the oldest of the kind RECV says into WC. */
+static bool take_held(struct lab5_ud *u, bool recv, struct ibv_wc *wc)
+{
+	uint32_t i;
+
+	for (i = 0; i < u->nheld; i++) {
+		if (is_recv(&u->held[i]) != recv)
+			continue;
+		*wc = u->held[i];
+		memmove(&u->held[i], &u->held[i + 1], (u->nheld - i - 1) * sizeof(*wc));
+		u->nheld--;
+		return true;
+	}
+	return false;
+}
+
 /*
- * One completion of CQ into WC, waiting at most TIMEOUT_MS (polling, with
- * short sleeps between empty polls). Returns 1, 0 when none came, or a
- * negative errno when the poll failed. A failed completion is returned as
- * one: the caller looks at wc->status.
+ * One completion of the kind RECV says (a receive's, or a send's) from U's
+ * CQ into WC, waiting at most U->timeout_ms (polling, with short sleeps
+ * between empty polls); a completion of the other kind met meanwhile is
+ * held for its own poll. Returns 1, 0 when none came, or a negative errno.
+ * A failed completion is returned as one: the caller looks at wc->status.
  */
-int lab5_poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int timeout_ms)
+static int poll_kind(struct lab5_ud *u, bool recv, struct ibv_wc *wc)
 {
 	const struct timespec nap = { .tv_nsec = 50 * 1000 };
-	int64_t until = now_ms() + timeout_ms;
+	int64_t until = now_ms() + u->timeout_ms;
 	int n;
 
 	for (;;) {
-		n = ibv_poll_cq(cq, 1, wc);
+		if (take_held(u, recv, wc))
+			return 1;
+		n = ibv_poll_cq(u->cq, 1, wc);
 		if (n < 0)
 			return rl_fail("ibv_poll_cq", EIO, "on the UD CQ");
-		if (n == 1 || now_ms() >= until)
-			return n;
+		if (n == 1 && is_recv(wc) == recv)
+			return 1;
+		if (n == 1 && u->nheld < sizeof(u->held) / sizeof(u->held[0])) {
+			u->held[u->nheld++] = *wc;
+			continue;
+		}
+		if (n == 1)
+			return rl_fail("ibv_poll_cq", EOVERFLOW,
+				       "more completions held than posted");
+		if (now_ms() >= until)
+			return 0;
 		nanosleep(&nap, NULL);
 	}
+}
+
+/* The next receive completion of U (see poll_kind): 1, 0 when none came in time, or -errno. */
+int lab5_poll_recv(struct lab5_ud *u, struct ibv_wc *wc)
+{
+	return poll_kind(u, true, wc);
+}
+
+/* The next send completion of U (see poll_kind): 1, 0 when none came in time, or -errno. */
+int lab5_poll_send(struct lab5_ud *u, struct ibv_wc *wc)
+{
+	return poll_kind(u, false, wc);
 }
 
 /* The active MTU, in bytes, of ID's port: the largest datagram it carries. */
