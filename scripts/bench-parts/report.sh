@@ -148,6 +148,7 @@ cmd_report() {
 		exit (bad > 0)
 	}' "$dir/results.tsv"
 	status=$?
+	datagrams_report "$dir" || status=1
 	plot "$dir" || status=1
 	echo
 	echo "$prog: table in $dir/bench.csv, plot in $dir/bench.png, each tool's output in $dir/raw/"

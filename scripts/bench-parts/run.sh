@@ -137,6 +137,7 @@ cmd_run() {
 		rm -f "$file"
 	done
 	bench_latency
+	bench_datagrams
 	echo "$prog: measured in $(took "$run_start")"
 	return 0
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lab5.h"
 
@@ -163,6 +164,8 @@ int lab5_cmd_ud_send(int argc, char **argv)
 	unsigned long port, count = 10, size = 64, i;
 	static uint8_t want[LAB5_MAX_PAYLOAD];
 	struct lab5_msg m;
+	struct timespec t0, t1;
+	double secs;
 	int ret;
 
 	if (argc < 2 || argc > 4) {
@@ -179,6 +182,7 @@ int lab5_cmd_ud_send(int argc, char **argv)
 	printf("lab5: ud-send: server QP %u, Q_Key 0x%x, path MTU %u\n", u.remote_qpn,
 	       u.remote_qkey, u.mtu);
 	ret = ud_post_all(&u);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; !ret && i < count; i++) {
 		ud_fill(want, (uint32_t)i, (uint32_t)size);
 		ret = lab5_send_msg(&u, LAB5_MSG_DATA, want, (uint32_t)size);
@@ -195,8 +199,11 @@ int lab5_cmd_ud_send(int argc, char **argv)
 		}
 		ret = lab5_post_recv_scatter(&u, m.slot);
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (!ret)
-		printf("lab5: ud-send: %lu datagrams of %lu bytes echoed\n", count, size);
+		printf("lab5: ud-send: %lu datagrams of %lu bytes echoed in %.3f s: %.0f round trips/s\n",
+		       count, size, secs, secs > 0 ? (double)count / secs : 0.0);
 out:
 	lab5_ud_close(&u);
 	return ret;
