@@ -12,7 +12,8 @@
  * Step 2a. Post one signaled send of a datagram to where U's sends go
  * (U->ah, U->remote_qpn, U->remote_qkey): H, encoded into U->tx_hdr, then
  * the H->len bytes at PAYLOAD, which lie in U's registered buffer (its
- * tx_payload, or a receive slot's payload, sent on without a copy).
+ * tx_payload, or a receive slot's payload, sent on without a copy); for
+ * H->len 0, the header alone.
  * Returns 0 or a negative errno.
  */
 int lab5_post_send_gather(struct lab5_ud *u, const struct lab5_hdr *h, const void *payload)
@@ -44,8 +45,9 @@ int lab5_post_recv_scatter(struct lab5_ud *u, int slot)
  * Step 2c. Take one receive completion of U (waiting at most U->timeout_ms)
  * and describe its datagram in M: the header decoded from its slot, where
  * its payload landed, its sender's QP. A datagram whose length disagrees
- * with its header is -EPROTO (M->slot still names the receive it took, to
- * post again); -ETIMEDOUT when none came.
+ * with its header is -EPROTO, a failed completion -EIO, each after one
+ * line (M->slot still names the receive it took, to post again);
+ * -ETIMEDOUT when none came.
  */
 int lab5_recv_msg(struct lab5_ud *u, struct lab5_msg *m)
 {
@@ -58,7 +60,8 @@ int lab5_recv_msg(struct lab5_ud *u, struct lab5_msg *m)
 }
 
 /*
- * Step 2d. Send LEN bytes of PAYLOAD (copied into U->tx_payload) as the
+ * Step 2d. Send LEN bytes of PAYLOAD (copied into U->tx_payload; NULL
+ * when LEN is 0: a header alone, as a hello is) as the
  * next datagram of U's stream, of kind KIND, numbered U->next_seq, and wait
  * for its completion (at most U->timeout_ms); then count it. A datagram
  * that would not fit the path MTU (U->mtu) is refused, -EMSGSIZE, before

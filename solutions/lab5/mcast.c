@@ -77,7 +77,6 @@ int lab5_mc_join(struct lab5_ud *u, const char *local, const char *group, bool s
 		return rl_fail("ibv_create_ah", errno, "to the group %s", group);
 	u->remote_qpn = ev.param.ud.qp_num;
 	u->remote_qkey = ev.param.ud.qkey;
-	u->mtu = lab5_port_mtu(u->id);
 	return 0;
 	/* END SOLUTION */
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/random.h>
 
 #include "mc_fixture.h"
@@ -78,21 +79,44 @@ int mc_igmp_users(const char *group)
 }
 RL_HIDDEN(mc_igmp_users, 0);
 
-long long mc_counter(const char *name)
+/* The number in the file PATH, or -1. */
+static long long read_number(const char *path)
 {
-	char path[256];
 	long long v = -1;
-	FILE *f;
+	FILE *f = fopen(path, "r");
 
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/hw_counters/%s",
-		 rl_test_device(), rl_test_ib_port(), name);
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	if (fscanf(f, "%lld", &v) != 1)
 		v = -1;
 	fclose(f);
 	return v;
+}
+
+/*
+ * The kernel keeps a device's counters for hw_counters/lifespan ms after a
+ * read (10 by default) and answers from that copy, a jiffy's rounding on
+ * top: two reads closer than that give the same figure, however many
+ * packets went between them. So wait out twice the lifespan and two
+ * jiffies of the slowest clock (HZ 100) before reading.
+ */
+long long mc_counter(const char *name)
+{
+	char path[256];
+	long long life;
+	struct timespec ts;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/hw_counters/lifespan",
+		 rl_test_device(), rl_test_ib_port());
+	life = read_number(path);
+	if (life < 0 || life > 1000)
+		life = 10;
+	ts.tv_sec = 0;
+	ts.tv_nsec = (2 * life + 20) * 1000000L;
+	nanosleep(&ts, NULL);
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/hw_counters/%s",
+		 rl_test_device(), rl_test_ib_port(), name);
+	return read_number(path);
 }
 RL_HIDDEN(mc_counter, 0);
 
