@@ -25,6 +25,6 @@ trace:
 # renderings of its capture (tests/make/test_trace.py). Solutions needed: not
 # in a handout.
 ifeq ($(HAVE_SOLUTIONS),yes)
-TEST_EXTRAS += --extra "make trace: Lab 2's WRITE rkey and READ, Lab 4's WRITE with Immediate, a wrong rkey's NAK, each as tshark shows it" \
+TEST_EXTRAS += --extra "make trace: Lab 2's WRITE rkey and READ, Lab 4's WRITE with Immediate, a wrong rkey's NAK, Lab 5's SIDR and group datagrams, each as tshark shows it" \
 	"cases tests.make.test_trace"
 endif

@@ -9,7 +9,9 @@ tree (-V: the PSN, the payload's length, the RETH's rkey, the NAK's reason).
   the one the server printed, and a READ Request answered by READ responses.
 - In one more guest boot, the capture of Lab 4's solution (an RDMA WRITE
   with Immediate) and of Lab 2's with a wrong rkey planted (the client's own
-  lkey in its RDMA WRITE and READ): a NAK, "Remote Access Error".
+  lkey in its RDMA WRITE and READ): a NAK, "Remote Access Error"; and of
+  Lab 5's solution: rdma_connect on a UDP id as a SIDR request and reply,
+  then datagrams to a multicast group's QP 0xffffff.
 In User-Mode Linux, where the client gets a device of its own (natively both
 peers would share one, and nothing would cross a link).
 """
@@ -199,15 +201,18 @@ class Lab4AndAWrongRkey(KitCase):
         if PLANT_FROM not in text:
             raise AssertionError(f"solutions/lab2/rdma.c no longer has '{PLANT_FROM}': update this test's plant")
         rdma.write_text(text.replace(PLANT_FROM, PLANT_TO, 1))
-        run(["make", "-C", copy, "--no-print-directory", "-s", "build/labs/lab2/lab2", "build/solutions/lab4/lab4"])
+        run(["make", "-C", copy, "--no-print-directory", "-s", "build/labs/lab2/lab2", "build/solutions/lab4/lab4",
+             "build/solutions/lab5/lab5"])
         cls.boot = run(["vm/run-rdma", "--mode", "uml", "--wire", "--rw", cls.top, "--", "bash", "-c",
                         'cd "$1" || exit 2\n'
                         "scripts/trace-capture --out build/trace/lab4.pcap -- scripts/trace-lab 4 solutions build/trace/lab4.peers\n"
                         'echo "== lab 4: status $?"\n'
                         "scripts/trace-capture --out build/trace/planted.pcap -- scripts/trace-lab 2 labs build/trace/planted.peers\n"
-                        'echo "== planted: status $?"', "test-trace", copy], status=None, timeout=900).stdout
+                        'echo "== planted: status $?"\n'
+                        "scripts/trace-capture --out build/trace/lab5.pcap -- scripts/trace-lab 5 solutions build/trace/lab5.peers\n"
+                        'echo "== lab 5: status $?"', "test-trace", copy], status=None, timeout=900).stdout
         cls.timelines = {}
-        for name in ("lab4", "planted"):
+        for name in ("lab4", "planted", "lab5"):
             pcap = copy / f"build/trace/{name}.pcap"
             if pcap.exists():
                 cls.timelines[name] = run(["scripts/trace-decode", "--peers", copy / f"build/trace/{name}.peers",
@@ -229,8 +234,15 @@ class Lab4AndAWrongRkey(KitCase):
         self.assertRegex(self.boot, r"(?m)^== planted: status [1-9]", "Lab 2 with the wrong rkey did not fail")
         self.assertRegex(self.timeline("planted"), r"server > client *Acknowledge .* Nak: Remote Access Error")
 
-    def test_each_packet_of_both_as_tshark_shows_it(self) -> None:
-        for name in ("lab4", "planted"):
+    def test_lab5s_sidr_and_datagrams_to_the_server_and_the_group(self) -> None:
+        self.assertRegex(self.boot, r"(?m)^== lab 5: status 0", self.boot[-1500:])
+        t = self.timeline("lab5")
+        self.assertRegex(t, r"client > server *UD SEND only .*CM: ServiceIDResReq")
+        self.assertRegex(t, r"server > client *UD SEND only .*CM: ServiceIDResReqResp")
+        self.assertRegex(t, r"server > 239\.[0-9.]+ *UD SEND only +0xffffff ")
+
+    def test_each_packet_of_all_three_as_tshark_shows_it(self) -> None:
+        for name in ("lab4", "planted", "lab5"):
             with self.subTest(name):
                 timeline = self.timeline(name)
                 self.assertEqual([], disagreements(timeline, *tshark_packets(self.copy / f"build/trace/{name}.pcap"))[:20])
