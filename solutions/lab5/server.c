@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lab5.h"
@@ -38,8 +39,9 @@ int lab5_server_open(struct lab5_server *s, uint16_t port, uint32_t expected)
 		.sin_port = htons(port),
 		.sin_addr.s_addr = htonl(INADDR_ANY),
 	};
+	const char *name = getenv("RDMALAB_DEVICE");
 	struct ibv_context **devs;
-	int n, ret;
+	int n = 0, ret;
 
 	memset(s, 0, sizeof(*s));
 	s->expected = expected;
@@ -57,15 +59,22 @@ int lab5_server_open(struct lab5_server *s, uint16_t port, uint32_t expected)
 		return rl_fail("rdma_bind_addr", errno, "port %u", port);
 	if (rdma_listen(s->listen, LAB5_MAX_CLIENTS))
 		return rl_fail("rdma_listen", errno, "port %u", port);
-	/* Bound to any address, the listener has no device yet: rdma_cm's own contexts. */
+	/*
+	 * Bound to any address, the listener has no device yet: one of rdma_cm's
+	 * own contexts (the clients' ids come on these), RDMALAB_DEVICE's or the first.
+	 */
+	if (name && !*name)
+		name = NULL;
 	devs = rdma_get_devices(&n);
-	if (!devs || n < 1) {
-		rdma_free_devices(devs);
-		rl_err("lab5: rdma_get_devices: no RDMA device (make doctor)");
+	for (int i = 0; devs && i < n && !s->ctx; i++)
+		if (!name || !strcmp(name, ibv_get_device_name(devs[i]->device)))
+			s->ctx = devs[i];
+	rdma_free_devices(devs);
+	if (!s->ctx) {
+		rl_err("lab5: no RDMA device%s%s (make doctor)", name ? " named " : "",
+		       name ? name : "");
 		return -ENODEV;
 	}
-	s->ctx = devs[0];
-	rdma_free_devices(devs);
 	s->pd = ibv_alloc_pd(s->ctx);
 	if (!s->pd)
 		return rl_fail("ibv_alloc_pd", errno, "on %s", ibv_get_device_name(s->ctx->device));

@@ -170,6 +170,16 @@ void srq_fx_say_srq(struct ibv_srq *srq, const char *prefix)
 	rl_say_int(name, ok ? (long long)attr.srq_limit : -1);
 }
 
+void srq_fx_drop_client(struct srq_fx_server *f)
+{
+	if (f->id) {
+		if (f->id->qp)
+			rdma_destroy_qp(f->id);
+		rdma_destroy_id(f->id);
+		f->id = NULL;
+	}
+}
+
 void srq_fx_close(struct srq_fx_server *f)
 {
 	if (f->id) {

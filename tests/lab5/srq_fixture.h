@@ -98,6 +98,8 @@ void srq_fx_go(struct srq_fx_server *f);
  * the message that completed there) and PREFIX_limit_events.
  */
 void srq_fx_take(struct srq_fx_server *f, struct lab5_srq *s, uint32_t want, const char *prefix);
+/* The client's QP and id destroyed (rdma res then lists the SRQ with no QP on it). */
+void srq_fx_drop_client(struct srq_fx_server *f);
 void srq_fx_close(struct srq_fx_server *f);
 /* ibv_query_srq of SRQ, said as PREFIX_max_wr and PREFIX_limit (-1 when it failed). */
 void srq_fx_say_srq(struct ibv_srq *srq, const char *prefix);

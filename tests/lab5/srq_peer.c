@@ -301,7 +301,8 @@ static int client_poll(struct clients *k, int i)
 	if (!c->cq)
 		return 0;
 	while ((n = ibv_poll_cq(c->cq, 1, &wc)) == 1) {
-		if (wc.opcode & IBV_WC_RECV) {
+		/* The go's receive (wr_id 1: a send's wr_id is its length, never under 8). */
+		if (wc.wr_id == 1) {
 			if (wc.status == IBV_WC_SUCCESS && c->state == WAIT_GO) {
 				c->state = STREAMING;
 				c->limit = k->in->phase1 + 2 * k->in->depth + 4;

@@ -54,6 +54,7 @@ static void open_and_probe(struct rl_case *c)
 	srq_fx_say_srq(s.srq, "opened");
 	srq_fx_accept(&f, s.srq, 0);
 	srq_fx_take(&f, &s, 0, "probe");
+	srq_fx_drop_client(&f);
 	rl_hold();
 	srq_fx_close(&f);
 	lab5_srq_close(&s);
@@ -136,6 +137,7 @@ static void refill_and_probe(struct rl_case *c)
 		return;
 	srq_fx_accept(&f, s.srq, 0);
 	srq_fx_take(&f, &s, in->phase1, "before");
+	srq_fx_say_srq(s.srq, "fired"); /* measured, not judged: the limit once its event came */
 	ret = lab5_srq_refill(&s);
 	rl_say_int("refill", ret);
 	srq_fx_say_srq(s.srq, "refilled");
@@ -150,6 +152,7 @@ static void refill_posts_the_free_slots_and_rearms(struct rl_case *c)
 	const struct srq_fx_in *in = c->in;
 	const struct srq_fx_report *r = srq_fx_peer_end(c);
 	long long ret;
+
 
 	if (!opened(c) || !probed(c, r))
 		return;
