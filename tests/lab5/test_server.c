@@ -86,11 +86,21 @@ static bool served(struct rl_case *c, const struct srq_fx_report *r, bool serve_
 	if (!rl_expect(c, r->ret == 0, "the reference clients failed: %s " STEP5, r->why))
 		return false;
 	ret = rl_said_int(c, "serve");
-	return !serve_ok ||
-	       rl_expect(c, ret == 0,
-			 "expected lab5_serve to return 0 once the %u clients came and went, got "
-			 "%lld (%s), %lld served " STEP5,
-			 r->n, ret, strerror((int)-ret), rl_said_int(c, "served"));
+	if (serve_ok &&
+	    !rl_expect(c, ret == 0,
+		       "expected lab5_serve to return 0 once the %u clients came and went, got "
+		       "%lld (%s), %lld served " STEP5,
+		       r->n, ret, strerror((int)-ret), rl_said_int(c, "served")))
+		return false;
+	for (uint32_t i = 0; i < r->n; i++)
+		if (!rl_expect(c, r->cl[i].gone,
+			       "client %u (server QP 0x%x) sent %u of its %u messages and was never "
+			       "seen out (no DISCONNECTED): did lab5_serve return before every client "
+			       "came and went? " STEP5,
+			       i, r->cl[i].server_qpn, r->cl[i].sent,
+			       ((const struct srq_fx_in *)c->in)->messages))
+			return false;
+	return true;
 }
 
 /* The act's count for the client whose server QP is QPN, or NULL. */
