@@ -85,7 +85,9 @@ static int client_connect(struct client *c, struct rdma_event_channel *ch,
 			  const struct sockaddr *dst)
 {
 	struct ibv_qp_init_attr attr = {
-		.cap = { .max_send_wr = CLIENT_WINDOW, .max_recv_wr = 1, .max_send_sge = 1,
+		.cap = { .max_send_wr = CLIENT_WINDOW,
+			 .max_recv_wr = 1,
+			 .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_RC,
 		.sq_sig_all = 1,
@@ -117,7 +119,8 @@ static int client_connect(struct client *c, struct rdma_event_channel *ch,
 static int client_send(struct client *c, int number, long messages)
 {
 	uint8_t *m = c->buf[c->sent % CLIENT_WINDOW];
-	struct lab5_hdr h = { .kind = (uint32_t)number, .seq = (uint32_t)c->sent,
+	struct lab5_hdr h = { .kind = (uint32_t)number,
+			      .seq = (uint32_t)c->sent,
 			      .len = LAB5_SRQ_MSG - LAB5_HDR_LEN };
 	struct ibv_sge sge = { .addr = (uintptr_t)m, .length = LAB5_SRQ_MSG, .lkey = c->mr->lkey };
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND }, *bad;

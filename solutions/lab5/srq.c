@@ -77,8 +77,8 @@ int lab5_srq_open(struct lab5_srq *s, struct ibv_pd *pd, uint32_t depth, uint32_
 
 	s->srq = ibv_create_srq(pd, &init);
 	if (!s->srq)
-		return rl_fail("ibv_create_srq", errno, "%u receives (max_srq_wr in ibv_devinfo -v)",
-			       depth);
+		return rl_fail("ibv_create_srq", errno,
+			       "%u receives (max_srq_wr in ibv_devinfo -v)", depth);
 	for (uint32_t i = 0; i < depth; i++) {
 		ret = post_slot(s, i);
 		if (ret)

@@ -56,8 +56,7 @@ void srq_fx_accept(struct srq_fx_server *f, struct ibv_srq *srq, uint8_t rnr_ret
 	struct rdma_conn_param param = { .rnr_retry_count = rnr_retry };
 	struct rdma_cm_event ev;
 
-	ck_assert_msg(lab5_wait_event(f->ch, RDMA_CM_EVENT_CONNECT_REQUEST, &ev, fx_wait_ms()) ==
-			      0,
+	ck_assert_msg(lab5_wait_event(f->ch, RDMA_CM_EVENT_CONNECT_REQUEST, &ev, fx_wait_ms()) == 0,
 		      "fixture: the reference client did not connect");
 	f->id = ev.id;
 	ck_assert_msg(rdma_create_qp(f->id, f->pd, &attr) == 0,
@@ -71,10 +70,14 @@ RL_HIDDEN(srq_fx_accept, 5);
 
 void srq_fx_go(struct srq_fx_server *f)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)f->go, .length = sizeof(f->go),
+	struct ibv_sge sge = { .addr = (uintptr_t)f->go,
+			       .length = sizeof(f->go),
 			       .lkey = f->go_mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = 0x60, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr wr = { .wr_id = 0x60,
+				  .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
 	struct ibv_send_wr *bad;
 
 	ck_assert_msg(ibv_post_send(f->id->qp, &wr, &bad) == 0, "fixture: the go failed");
@@ -136,8 +139,7 @@ void srq_fx_take(struct srq_fx_server *f, struct lab5_srq *s, uint32_t want, con
 		}
 		ck_assert_msg(n == 0, "fixture: ibv_poll_cq failed");
 		events += fx_limit_events(f);
-		if ((want && (uint32_t)completions >= want) || left ||
-		    srq_fx_now_ms() > until)
+		if ((want && (uint32_t)completions >= want) || left || srq_fx_now_ms() > until)
 			break;
 		if (!want)
 			left = fx_client_left(f, 1);

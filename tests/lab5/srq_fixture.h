@@ -18,7 +18,7 @@
 
 #define SRQ_FX_TIMEOUT_MS 5000
 #define SRQ_FX_MAX_CLIENTS 6
-#define SRQ_FX_WINDOW 8 /* sends a streaming client keeps in flight */
+#define SRQ_FX_WINDOW 8  /* sends a streaming client keeps in flight */
 #define SRQ_FX_MSG_MIN 8 /* a message: its client's number and its sequence, then random bytes */
 
 /* Milliseconds since boot: the same clock in the act, the peer and the parent. */
@@ -37,8 +37,8 @@ struct srq_fx_in {
 	int linger_ms;     /* the last waits this long after its last message before it leaves */
 	/* Step 4: */
 	uint32_t depth, limit; /* the SRQ the act opens */
-	bool probe;      /* one client, one message at a time, until a send fails */
-	uint32_t phase1; /* probe: this many first, then wait for the act's go, then probe */
+	bool probe;            /* one client, one message at a time, until a send fails */
+	uint32_t phase1;       /* probe: this many first, then wait for the act's go, then probe */
 };
 
 /* What one client sent and saw. */

@@ -146,13 +146,15 @@ static int client_qp(struct clients *k, int i)
 				NULL;
 		c->mr = c->cq ? ibv_reg_mr(c->pd, c, sizeof(*c), IBV_ACCESS_LOCAL_WRITE) : NULL;
 		if (!c->mr)
-			return peer_fail(k, errno, "client %d: PD, CQ or MR: %s", i, strerror(errno));
+			return peer_fail(k, errno, "client %d: PD, CQ or MR: %s", i,
+					 strerror(errno));
 	}
 	attr.send_cq = attr.recv_cq = c->cq;
 	if (rdma_create_qp(c->id, c->pd, &attr))
 		return peer_fail(k, errno, "client %d: rdma_create_qp: %s", i, strerror(errno));
 	/* Probe: the act's go lands here. */
-	sge = (struct ibv_sge){ .addr = (uintptr_t)c->go, .length = sizeof(c->go),
+	sge = (struct ibv_sge){ .addr = (uintptr_t)c->go,
+				.length = sizeof(c->go),
 				.lkey = c->mr->lkey };
 	if (k->in->probe && ibv_post_recv(c->id->qp, &wr, &bad))
 		return peer_fail(k, EIO, "client %d: ibv_post_recv", i);
@@ -205,7 +207,9 @@ static int on_cm_event(struct clients *k)
 	struct client *c;
 
 	if (rdma_get_cm_event(k->ch, &ev))
-		return errno == EAGAIN ? 0 : peer_fail(k, errno, "rdma_get_cm_event: %s", strerror(errno));
+		return errno == EAGAIN ?
+			       0 :
+			       peer_fail(k, errno, "rdma_get_cm_event: %s", strerror(errno));
 	i = (int)(intptr_t)ev->id->context;
 	type = ev->event;
 	status = ev->status;
@@ -216,7 +220,7 @@ static int on_cm_event(struct clients *k)
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (rdma_resolve_route(c->id, SRQ_FX_TIMEOUT_MS))
 			return peer_fail(k, errno, "client %d: rdma_resolve_route: %s", i,
-				    strerror(errno));
+					 strerror(errno));
 		return 0;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		if (client_qp(k, i))
@@ -225,7 +229,8 @@ static int on_cm_event(struct clients *k)
 		if (!c->connect_at)
 			c->connect_at = srq_fx_now_ms();
 		if (rdma_connect(c->id, &param))
-			return peer_fail(k, errno, "client %d: rdma_connect: %s", i, strerror(errno));
+			return peer_fail(k, errno, "client %d: rdma_connect: %s", i,
+					 strerror(errno));
 		return 0;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		k->r->cl[i].established = true;
@@ -245,9 +250,9 @@ static int on_cm_event(struct clients *k)
 			client_drop(c);
 			c->state = GONE;
 			return peer_fail(k, ECONNRESET,
-				    "client %d: the server disconnected it after %u of its "
-				    "messages, before it left",
-				    i, c->done);
+					 "client %d: the server disconnected it after %u of its "
+					 "messages, before it left",
+					 i, c->done);
 		}
 		k->r->cl[i].gone = true;
 		c->state = GONE;
@@ -262,7 +267,7 @@ static int on_cm_event(struct clients *k)
 			return 0;
 		}
 		return peer_fail(k, EPROTO, "client %d: unexpected %s (status %d)", i,
-			    rdma_event_str(type), status);
+				 rdma_event_str(type), status);
 	}
 }
 
@@ -274,8 +279,9 @@ static int client_send(struct clients *k, int i)
 	uint32_t len = srq_fx_between(SRQ_FX_MSG_MIN, LAB5_SRQ_MSG);
 	uint32_t head[2] = { (uint32_t)i, c->posted };
 	struct ibv_sge sge = { .addr = (uintptr_t)m, .length = len, .lkey = c->mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = len, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_SEND };
+	struct ibv_send_wr wr = {
+		.wr_id = len, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND
+	};
 	struct ibv_send_wr *bad;
 	uint32_t window = k->in->probe ? 1 : SRQ_FX_WINDOW;
 
@@ -400,7 +406,7 @@ static void run_clients(const struct srq_fx_in *in, struct srq_fx_report *r)
 		}
 		if (gone < r->n && !r->ret && srq_fx_now_ms() > k->deadline)
 			peer_fail(k, ETIMEDOUT, "the clients were not done within %d ms",
-			     6 * SRQ_FX_TIMEOUT_MS);
+				  6 * SRQ_FX_TIMEOUT_MS);
 	} while (gone < r->n && !r->ret && !stopped());
 out:
 	note(r, SRQ_FX_DONE);

@@ -93,12 +93,13 @@ static bool served(struct rl_case *c, const struct srq_fx_report *r, bool serve_
 		       r->n, ret, strerror((int)-ret), rl_said_int(c, "served")))
 		return false;
 	for (uint32_t i = 0; i < r->n; i++)
-		if (!rl_expect(c, r->cl[i].gone,
-			       "client %u (server QP 0x%x) sent %u of its %u messages and was never "
-			       "seen out (no DISCONNECTED): did lab5_serve return before every client "
-			       "came and went? " STEP5,
-			       i, r->cl[i].server_qpn, r->cl[i].sent,
-			       ((const struct srq_fx_in *)c->in)->messages))
+		if (!rl_expect(
+			    c, r->cl[i].gone,
+			    "client %u (server QP 0x%x) sent %u of its %u messages and was never "
+			    "seen out (no DISCONNECTED): did lab5_serve return before every client "
+			    "came and went? " STEP5,
+			    i, r->cl[i].server_qpn, r->cl[i].sent,
+			    ((const struct srq_fx_in *)c->in)->messages))
 			return false;
 	return true;
 }
@@ -172,10 +173,11 @@ static void returned_after_the_last_left(struct rl_case *c)
 	for (uint32_t i = 0; i < r->n; i++)
 		if (r->cl[i].left_ms > last)
 			last = r->cl[i].left_ms;
-	rl_expect(c, rl_said_int(c, "returned_ms") >= last,
-		  "expected lab5_serve to return once the last client left (it stayed %d ms after "
-		  "its last message), got its return %lld ms before that: what ends the loop? " STEP5,
-		  ((const struct srq_fx_in *)c->in)->linger_ms, last - rl_said_int(c, "returned_ms"));
+	rl_expect(
+		c, rl_said_int(c, "returned_ms") >= last,
+		"expected lab5_serve to return once the last client left (it stayed %d ms after "
+		"its last message), got its return %lld ms before that: what ends the loop? " STEP5,
+		((const struct srq_fx_in *)c->in)->linger_ms, last - rl_said_int(c, "returned_ms"));
 	rl_expect(c, rl_said_int(c, "served") == r->n,
 		  "expected %u clients served, got %lld " STEP5, r->n, rl_said_int(c, "served"));
 }
@@ -201,14 +203,16 @@ static void clients_freed_as_they_left(struct rl_case *c)
 	r = srq_fx_peer_end(c);
 	if (!served(c, r, true))
 		return;
-	rl_expect(c, qps == 0,
-		  "after lab5_serve returned, expected no QP of the act's left (rdma res show qp: "
-		  "the %u clients are gone), got %d: a client's QP is destroyed when it leaves " STEP5,
-		  r->n, qps);
-	rl_expect(c, ids == 0,
-		  "after lab5_serve returned, expected no cm_id of the act's but the listener's "
-		  "(rdma res show cm_id), got %d more: a client's id is destroyed when it leaves " STEP5,
-		  ids);
+	rl_expect(
+		c, qps == 0,
+		"after lab5_serve returned, expected no QP of the act's left (rdma res show qp: "
+		"the %u clients are gone), got %d: a client's QP is destroyed when it leaves " STEP5,
+		r->n, qps);
+	rl_expect(
+		c, ids == 0,
+		"after lab5_serve returned, expected no cm_id of the act's but the listener's "
+		"(rdma res show cm_id), got %d more: a client's id is destroyed when it leaves " STEP5,
+		ids);
 }
 RL_GRADED(served_clients_leave_no_qp_or_cm_id_behind, .step = 5, .points = 2, .needs = 4,
 	  .setup = streaming_clients, .act = serve, .check = clients_freed_as_they_left);

@@ -65,9 +65,8 @@ static bool opened(struct rl_case *c)
 {
 	long long ret = rl_said_int(c, "open");
 
-	return rl_expect(c, ret == 0,
-			 "expected lab5_srq_open to return 0, got %lld (%s) " STEP4, ret,
-			 strerror((int)-ret));
+	return rl_expect(c, ret == 0, "expected lab5_srq_open to return 0, got %lld (%s) " STEP4,
+			 ret, strerror((int)-ret));
 }
 
 /* The client's report says it connected, with no RNR retry. */
@@ -91,29 +90,33 @@ static void every_slot_posted_and_limit_armed(struct rl_case *c)
 	r = srq_fx_peer_end(c);
 	if (!opened(c) || !probed(c, r))
 		return;
-	rl_expect(c, n == 1,
-		  "expected the kernel to list 1 SRQ of the act's (rdma res show srq), got %d " STEP4,
-		  n);
-	rl_expect(c, rl_said_int(c, "opened_max_wr") >= in->depth,
-		  "expected an SRQ of at least %u receives (ibv_query_srq's max_wr), got %lld " STEP4,
-		  in->depth, rl_said_int(c, "opened_max_wr"));
+	rl_expect(
+		c, n == 1,
+		"expected the kernel to list 1 SRQ of the act's (rdma res show srq), got %d " STEP4,
+		n);
+	rl_expect(
+		c, rl_said_int(c, "opened_max_wr") >= in->depth,
+		"expected an SRQ of at least %u receives (ibv_query_srq's max_wr), got %lld " STEP4,
+		in->depth, rl_said_int(c, "opened_max_wr"));
 	rl_expect(c, r->cl[0].sent == in->depth && r->cl[0].status == IBV_WC_RNR_RETRY_EXC_ERR,
 		  "expected the client's sends to find exactly %u receives posted (one per slot), "
 		  "then none (%s), got %u (then %s): every slot posted, once " STEP4,
 		  in->depth, ibv_wc_status_str(IBV_WC_RNR_RETRY_EXC_ERR), r->cl[0].sent,
 		  r->cl[0].status ? ibv_wc_status_str(r->cl[0].status) : "no failure");
-	rl_expect(c, rl_said_int(c, "probe_bad_slots") == 0,
-		  "expected each completion's wr_id to name its slot, holding its message, got %lld "
-		  "completions that did not: what does the completion tell you? " STEP4,
-		  rl_said_int(c, "probe_bad_slots"));
+	rl_expect(
+		c, rl_said_int(c, "probe_bad_slots") == 0,
+		"expected each completion's wr_id to name its slot, holding its message, got %lld "
+		"completions that did not: what does the completion tell you? " STEP4,
+		rl_said_int(c, "probe_bad_slots"));
 	rl_expect(c, rl_said_int(c, "opened_limit") == in->limit,
 		  "expected the SRQ's limit armed at %u once opened (ibv_query_srq's srq_limit), "
 		  "got %lld " STEP4,
 		  in->limit, rl_said_int(c, "opened_limit"));
-	rl_expect(c, rl_said_int(c, "probe_limit_events") == 1,
-		  "expected 1 IBV_EVENT_SRQ_LIMIT_REACHED as the %u receives ran below the limit %u, "
-		  "got %lld " STEP4,
-		  in->depth, in->limit, rl_said_int(c, "probe_limit_events"));
+	rl_expect(
+		c, rl_said_int(c, "probe_limit_events") == 1,
+		"expected 1 IBV_EVENT_SRQ_LIMIT_REACHED as the %u receives ran below the limit %u, "
+		"got %lld " STEP4,
+		in->depth, in->limit, rl_said_int(c, "probe_limit_events"));
 }
 RL_GRADED(srq_open_posts_every_slot_once_and_arms_the_limit, .step = 4, .points = 5,
 	  .setup = one_probe, .act = open_and_probe, .check = every_slot_posted_and_limit_armed);
@@ -153,7 +156,6 @@ static void refill_posts_the_free_slots_and_rearms(struct rl_case *c)
 	const struct srq_fx_report *r = srq_fx_peer_end(c);
 	long long ret;
 
-
 	if (!opened(c) || !probed(c, r))
 		return;
 	rl_expect(c, r->cl[0].sent == in->phase1 && rl_said_int(c, "before_limit_events") == 1,
@@ -164,24 +166,27 @@ static void refill_posts_the_free_slots_and_rearms(struct rl_case *c)
 	if (!rl_expect(c, ret == 0, "expected lab5_srq_refill to return 0, got %lld (%s) " STEP4,
 		       ret, strerror((int)-ret)))
 		return;
-	rl_expect(c, r->cl[0].sent2 == in->depth && r->cl[0].status == IBV_WC_RNR_RETRY_EXC_ERR,
-		  "after %u completions freed their slots and a refill, expected the client's sends "
-		  "to find exactly %u receives (the %u freed and the %u still posted), got %u: which "
-		  "slots does a refill post? " STEP4,
-		  in->phase1, in->depth, in->phase1, in->depth - in->phase1, r->cl[0].sent2);
-	rl_expect(c, rl_said_int(c, "after_bad_slots") + rl_said_int(c, "before_bad_slots") == 0,
-		  "expected each completion's wr_id to name a slot its receive still held, with its "
-		  "message, got %lld that did not: a slot posted twice, or a wr_id that is not the "
-		  "slot " STEP4,
-		  rl_said_int(c, "after_bad_slots") + rl_said_int(c, "before_bad_slots"));
+	rl_expect(
+		c, r->cl[0].sent2 == in->depth && r->cl[0].status == IBV_WC_RNR_RETRY_EXC_ERR,
+		"after %u completions freed their slots and a refill, expected the client's sends "
+		"to find exactly %u receives (the %u freed and the %u still posted), got %u: which "
+		"slots does a refill post? " STEP4,
+		in->phase1, in->depth, in->phase1, in->depth - in->phase1, r->cl[0].sent2);
+	rl_expect(
+		c, rl_said_int(c, "after_bad_slots") + rl_said_int(c, "before_bad_slots") == 0,
+		"expected each completion's wr_id to name a slot its receive still held, with its "
+		"message, got %lld that did not: a slot posted twice, or a wr_id that is not the "
+		"slot " STEP4,
+		rl_said_int(c, "after_bad_slots") + rl_said_int(c, "before_bad_slots"));
 	rl_expect(c, rl_said_int(c, "refilled_limit") == in->limit,
 		  "expected the limit armed again at %u after the refill (ibv_query_srq's "
 		  "srq_limit), got %lld: the device disarms it when it raises its event " STEP4,
 		  in->limit, rl_said_int(c, "refilled_limit"));
-	rl_expect(c, rl_said_int(c, "after_limit_events") == 1,
-		  "expected the next IBV_EVENT_SRQ_LIMIT_REACHED as the refilled queue ran below %u, "
-		  "got %lld events: is the limit armed again after each refill? " STEP4,
-		  in->limit, rl_said_int(c, "after_limit_events"));
+	rl_expect(
+		c, rl_said_int(c, "after_limit_events") == 1,
+		"expected the next IBV_EVENT_SRQ_LIMIT_REACHED as the refilled queue ran below %u, "
+		"got %lld events: is the limit armed again after each refill? " STEP4,
+		in->limit, rl_said_int(c, "after_limit_events"));
 }
 RL_GRADED(refill_posts_exactly_the_free_slots_and_arms_the_limit_again, .step = 4, .points = 6,
 	  .setup = two_probes, .act = refill_and_probe,
