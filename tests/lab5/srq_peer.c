@@ -69,6 +69,7 @@ struct client {
 	uint8_t buf[SRQ_FX_WINDOW][LAB5_SRQ_MSG];
 	uint8_t go[16];
 	uint32_t posted, done; /* sends posted, completed (well or not) */
+	bool go_came;          /* probe: the act's go arrived */
 	uint32_t limit;        /* sends it makes in this phase (probe: until one fails) */
 	long retry_at, linger_until, connect_at;
 };
@@ -309,10 +310,8 @@ static int client_poll(struct clients *k, int i)
 	while ((n = ibv_poll_cq(c->cq, 1, &wc)) == 1) {
 		/* The go's receive (wr_id 1: a send's wr_id is its length, never under 8). */
 		if (wc.wr_id == 1) {
-			if (wc.status == IBV_WC_SUCCESS && c->state == WAIT_GO) {
-				c->state = STREAMING;
-				c->limit = k->in->phase1 + 2 * k->in->depth + 4;
-			}
+			/* It may come before the last send's completion: kept until WAIT_GO. */
+			c->go_came |= wc.status == IBV_WC_SUCCESS;
 			continue;
 		}
 		c->done++;
@@ -361,6 +360,12 @@ static int client_step(struct clients *k, int i)
 		}
 		c->state = LINGER;
 		c->linger_until = now + (i == (int)n - 1 ? k->in->linger_ms : 0);
+		return 0;
+	case WAIT_GO:
+		if (c->go_came) {
+			c->state = STREAMING;
+			c->limit = k->in->phase1 + 2 * k->in->depth + 4;
+		}
 		return 0;
 	case LINGER:
 		return now >= c->linger_until ? client_leave(k, i) : 0;
