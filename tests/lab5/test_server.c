@@ -207,7 +207,7 @@ static void clients_freed_as_they_left(struct rl_case *c)
 		}
 	}
 	r = srq_fx_peer_end(c);
-	if (!served(c, r, true))
+	if (!served(c, r, false))
 		return;
 	rl_expect(
 		c, qps == 0,
@@ -219,6 +219,7 @@ static void clients_freed_as_they_left(struct rl_case *c)
 		"after lab5_serve returned, expected no cm_id of the act's but the listener's "
 		"(rdma res show cm_id), got %d more: a client's id is destroyed when it leaves " STEP5,
 		ids);
+	all_gone(c, r);
 }
 RL_GRADED(served_clients_leave_no_qp_or_cm_id_behind, .step = 5, .points = 2, .needs = 4,
 	  .setup = streaming_clients, .act = serve, .check = clients_freed_as_they_left);
