@@ -116,6 +116,14 @@ static bool served(struct rl_case *c, const struct srq_fx_report *r, bool gone)
 			    ((const struct srq_fx_in *)c->in)->messages,
 			    ibv_wc_status_str(r->cl[i].status), r->cl[i].rnr_retry))
 			return false;
+	for (uint32_t i = 0; i < r->n; i++)
+		if (!rl_expect(c, r->cl[i].status == 0,
+			       "client %u (server QP 0x%x) sent %u of its %u messages, then a send "
+			       "failed: %s " STEP5,
+			       i, r->cl[i].server_qpn, r->cl[i].sent,
+			       ((const struct srq_fx_in *)c->in)->messages,
+			       ibv_wc_status_str(r->cl[i].status)))
+			return false;
 	return !gone || all_gone(c, r);
 }
 
