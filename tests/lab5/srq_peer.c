@@ -129,10 +129,10 @@ static int client_start(struct clients *k, int i)
 
 /*
  * Client I's QP to STATE with the CM's attributes (rdma_init_qp_attr), and
- * at RTS its own rnr_retry: 7 (an empty SRQ stalls it until the refill) or,
- * probing, 0 (an empty SRQ fails its send). The server's accept does not
- * decide it: measured in the guest, a QP rdma_cm moved to RTS read 0 for
- * an accept's 7.
+ * at RTS its own rnr_retry: 6 (an empty SRQ stalls it until the refill)
+ * or, probing, 0 (an empty SRQ fails its send). Measured in the guest: a
+ * QP rdma_cm moved to RTS read 0 for an accept's 7, and with 7 ("for
+ * ever") an rxe client sometimes never resumed once the SRQ was refilled.
  */
 static int client_qp_to(struct clients *k, int i, enum ibv_qp_state state)
 {
@@ -144,7 +144,7 @@ static int client_qp_to(struct clients *k, int i, enum ibv_qp_state state)
 		return peer_fail(k, errno, "client %d: rdma_init_qp_attr %d: %s", i, state,
 				 strerror(errno));
 	if (state == IBV_QPS_RTS) {
-		qa.rnr_retry = k->in->probe ? 0 : 7;
+		qa.rnr_retry = k->in->probe ? 0 : 6;
 		mask |= IBV_QP_RNR_RETRY;
 	}
 	ret = ibv_modify_qp(c->qp, &qa, mask);
