@@ -5,8 +5,8 @@
  * descriptors. One thread drives every client (rdma_cm, plain verbs): each
  * connects to the act (again, while the act does not listen yet), sends
  * its messages (its number, its sequence, random bytes chosen here) and
- * leaves; the last may connect while the others stream. Their QPs take
- * their RNR retry count from the server's accept. They report to the
+ * leaves; the last may connect while the others stream. Each owns its QP
+ * and sets its own RNR retry count (client_qp_to). They report to the
  * parent on a pipe, whole, and stop when the parent closes the other one.
  */
 #define _GNU_SOURCE /* close_range, pipe2 */
