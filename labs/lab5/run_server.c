@@ -73,12 +73,36 @@ int lab5_cmd_serve(int argc, char **argv)
 /* One client of `clients`: its id, its verbs objects, its buffer of CLIENT_WINDOW messages. */
 struct client {
 	struct rdma_cm_id *id;
+	struct ibv_qp *qp; /* its own, not the id's: it sets its own rnr_retry */
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	struct ibv_mr *mr;
 	uint8_t buf[CLIENT_WINDOW][LAB5_SRQ_MSG];
 	long sent, done;
 };
+
+/*
+ * C's QP to STATE with the CM's attributes, and at RTS an rnr_retry of 6:
+ * a client that finds the server's SRQ empty waits for the refill. (Left
+ * to rdma_cm, the QP read 0 in the guest, whatever the accept asked; and
+ * with 7, "for ever", an rxe client sometimes never resumed.)
+ */
+static int client_qp_to(struct client *c, enum ibv_qp_state state)
+{
+	struct ibv_qp_attr qa = { .qp_state = state };
+	int mask, ret;
+
+	if (rdma_init_qp_attr(c->id, &qa, &mask))
+		return rl_fail("rdma_init_qp_attr", errno, "client QP to state %d", state);
+	if (state == IBV_QPS_RTS) {
+		qa.rnr_retry = 6;
+		mask |= IBV_QP_RNR_RETRY;
+	}
+	ret = ibv_modify_qp(c->qp, &qa, mask);
+	if (ret)
+		return rl_fail("ibv_modify_qp", ret, "client QP to state %d", state);
+	return 0;
+}
 
 /* C connected to DST, its events on CH (set up one at a time). */
 static int client_connect(struct client *c, struct rdma_event_channel *ch,
@@ -108,11 +132,23 @@ static int client_connect(struct client *c, struct rdma_event_channel *ch,
 	if (!c->mr)
 		return rl_fail("ibv_alloc_pd/create_cq/reg_mr", errno, "for a client");
 	attr.send_cq = attr.recv_cq = c->cq;
-	if (rdma_create_qp(c->id, c->pd, &attr))
-		return rl_fail("rdma_create_qp", errno, "for a client");
+	c->qp = ibv_create_qp(c->pd, &attr);
+	if (!c->qp)
+		return rl_fail("ibv_create_qp", errno, "for a client");
+	ret = client_qp_to(c, IBV_QPS_INIT);
+	if (ret)
+		return ret;
+	param.qp_num = c->qp->qp_num;
 	if (rdma_connect(c->id, &param))
 		return rl_fail("rdma_connect", errno, "to the server");
-	return lab5_wait_event(ch, RDMA_CM_EVENT_ESTABLISHED, NULL, LAB5_TIMEOUT_MS);
+	ret = lab5_wait_event(ch, RDMA_CM_EVENT_CONNECT_RESPONSE, NULL, LAB5_TIMEOUT_MS);
+	if (!ret)
+		ret = client_qp_to(c, IBV_QPS_RTR);
+	if (!ret)
+		ret = client_qp_to(c, IBV_QPS_RTS);
+	if (!ret && rdma_establish(c->id))
+		ret = rl_fail("rdma_establish", errno, "to the server");
+	return ret;
 }
 
 /* Post C's next message (its number and sequence, then bytes), if one is left and room. */
@@ -130,7 +166,7 @@ static int client_send(struct client *c, int number, long messages)
 		return 0;
 	lab5_hdr_encode(&h, m);
 	memset(m + LAB5_HDR_LEN, 'a' + number % 26, LAB5_SRQ_MSG - LAB5_HDR_LEN);
-	ret = ibv_post_send(c->id->qp, &wr, &bad);
+	ret = ibv_post_send(c->qp, &wr, &bad);
 	if (ret)
 		return rl_fail("ibv_post_send", ret, "client %d, message %ld", number, c->sent);
 	c->sent++;
@@ -160,8 +196,8 @@ static int client_poll(struct client *c, int number)
 /* Release what C holds. */
 static void client_close(struct client *c)
 {
-	if (c->id && c->id->qp)
-		rdma_destroy_qp(c->id);
+	if (c->qp)
+		ibv_destroy_qp(c->qp);
 	if (c->mr)
 		ibv_dereg_mr(c->mr);
 	if (c->cq)

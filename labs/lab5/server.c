@@ -144,7 +144,7 @@ static int client_accept(struct lab5_server *s, struct rdma_cm_id *id)
 	/* TODO step 5
 	 * The client's QP: which CQ its sends and receives complete on, and
 	 * where its receives come from (then it has no receive queue of its
-	 * own); then accept, with a client that finds no receive in mind.
+	 * own); then accept.
 	 * Read: man rdma_create_qp (ibv_qp_init_attr's srq), man rdma_accept.
 	 */
 	(void)cl;

@@ -144,7 +144,7 @@ static int client_accept(struct lab5_server *s, struct rdma_cm_id *id)
 	/* BEGIN SOLUTION step 5
 	 * The client's QP: which CQ its sends and receives complete on, and
 	 * where its receives come from (then it has no receive queue of its
-	 * own); then accept, with a client that finds no receive in mind.
+	 * own); then accept.
 	 * Read: man rdma_create_qp (ibv_qp_init_attr's srq), man rdma_accept.
 	 * stub: (void)cl;
 	 * stub: return rl_todo(5);
@@ -159,9 +159,7 @@ static int client_accept(struct lab5_server *s, struct rdma_cm_id *id)
 		},
 		.qp_type = IBV_QPT_RC,
 	};
-	struct rdma_conn_param param = {
-		.rnr_retry_count = 7, /* a client that finds the SRQ empty waits: it is refilled */
-	};
+	struct rdma_conn_param param = { 0 }; /* the CM's defaults */
 
 	if (rdma_create_qp(id, s->pd, &attr)) {
 		int err = errno;

@@ -47,7 +47,7 @@ struct srq_fx_client {
 	bool left;           /* it disconnected on its own, once its messages were sent */
 	bool gone;           /* it saw its DISCONNECTED */
 	uint32_t server_qpn; /* the server's QP for it (the CM's ESTABLISHED) */
-	uint8_t rnr_retry;   /* its QP's, as the server's accept set it */
+	uint8_t rnr_retry;   /* its QP's, which it sets itself (6; probing, 0) */
 	uint32_t sent;       /* messages whose send completed well (probe: before the go) */
 	uint32_t sent2;      /* probe: after the go */
 	uint64_t bytes;      /* their bytes */
@@ -86,7 +86,7 @@ struct srq_fx_server {
 };
 
 void srq_fx_listen(struct srq_fx_server *f, uint16_t port);
-/* Accept one client, its QP on SRQ, the client's sends retried RNR_RETRY times. */
+/* Accept one client, its QP on SRQ (RNR_RETRY for the accept: the client sets its own). */
 void srq_fx_accept(struct srq_fx_server *f, struct ibv_srq *srq, uint8_t rnr_retry);
 /* Send the client its go (probe: phase 2 begins). */
 void srq_fx_go(struct srq_fx_server *f);

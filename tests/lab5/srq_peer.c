@@ -5,8 +5,8 @@
  * descriptors. One thread drives every client (rdma_cm, plain verbs): each
  * connects to the act (again, while the act does not listen yet), sends
  * its messages (its number, its sequence, random bytes chosen here) and
- * leaves; the last may connect while the others stream. Their QPs take
- * their RNR retry count from the server's accept. They report to the
+ * leaves; the last may connect while the others stream. Each owns its QP
+ * and sets its own RNR retry count (client_qp_to). They report to the
  * parent on a pipe, whole, and stop when the parent closes the other one.
  */
 #define _GNU_SOURCE /* close_range, pipe2 */
@@ -63,6 +63,7 @@ enum state { IDLE, RESOLVING, CONNECTING, STREAMING, WAIT_GO, LINGER, LEAVING, G
 struct client {
 	enum state state;
 	struct rdma_cm_id *id;
+	struct ibv_qp *qp; /* its own, not the id's: it sets its own rnr_retry */
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	struct ibv_mr *mr;
@@ -126,7 +127,34 @@ static int client_start(struct clients *k, int i)
 	return 0;
 }
 
-/* Client I's verbs objects (once) and its QP on its id (each try). */
+/*
+ * Client I's QP to STATE with the CM's attributes (rdma_init_qp_attr), and
+ * at RTS its own rnr_retry: 6 (an empty SRQ stalls it until the refill)
+ * or, probing, 0 (an empty SRQ fails its send). Measured in the guest: a
+ * QP rdma_cm moved to RTS read 0 for an accept's 7, and with 7 ("for
+ * ever") an rxe client sometimes never resumed once the SRQ was refilled.
+ */
+static int client_qp_to(struct clients *k, int i, enum ibv_qp_state state)
+{
+	struct client *c = &k->c[i];
+	struct ibv_qp_attr qa = { .qp_state = state };
+	int mask, ret;
+
+	if (rdma_init_qp_attr(c->id, &qa, &mask))
+		return peer_fail(k, errno, "client %d: rdma_init_qp_attr %d: %s", i, state,
+				 strerror(errno));
+	if (state == IBV_QPS_RTS) {
+		qa.rnr_retry = k->in->probe ? 0 : 6;
+		mask |= IBV_QP_RNR_RETRY;
+	}
+	ret = ibv_modify_qp(c->qp, &qa, mask);
+	if (ret)
+		return peer_fail(k, ret, "client %d: ibv_modify_qp %d: %s", i, state,
+				 strerror(ret));
+	return 0;
+}
+
+/* Client I's verbs objects (once) and its QP for its id (each try). */
 static int client_qp(struct clients *k, int i)
 {
 	struct client *c = &k->c[i];
@@ -151,13 +179,16 @@ static int client_qp(struct clients *k, int i)
 					 strerror(errno));
 	}
 	attr.send_cq = attr.recv_cq = c->cq;
-	if (rdma_create_qp(c->id, c->pd, &attr))
-		return peer_fail(k, errno, "client %d: rdma_create_qp: %s", i, strerror(errno));
+	c->qp = ibv_create_qp(c->pd, &attr);
+	if (!c->qp)
+		return peer_fail(k, errno, "client %d: ibv_create_qp: %s", i, strerror(errno));
+	if (client_qp_to(k, i, IBV_QPS_INIT))
+		return -k->r->ret;
 	/* Probe: the act's go lands here. */
 	sge = (struct ibv_sge){ .addr = (uintptr_t)c->go,
 				.length = sizeof(c->go),
 				.lkey = c->mr->lkey };
-	if (k->in->probe && ibv_post_recv(c->id->qp, &wr, &bad))
+	if (k->in->probe && ibv_post_recv(c->qp, &wr, &bad))
 		return peer_fail(k, EIO, "client %d: ibv_post_recv", i);
 	return 0;
 }
@@ -165,8 +196,9 @@ static int client_qp(struct clients *k, int i)
 /* Client I's id and QP gone (a refused try: the act did not listen yet). */
 static void client_drop(struct client *c)
 {
-	if (c->id && c->id->qp)
-		rdma_destroy_qp(c->id);
+	if (c->qp)
+		ibv_destroy_qp(c->qp);
+	c->qp = NULL;
 	if (c->id)
 		rdma_destroy_id(c->id);
 	c->id = NULL;
@@ -229,16 +261,25 @@ static int on_cm_event(struct clients *k)
 		c->state = CONNECTING;
 		if (!c->connect_at)
 			c->connect_at = srq_fx_now_ms();
+		param.qp_num = c->qp->qp_num;
 		if (rdma_connect(c->id, &param))
 			return peer_fail(k, errno, "client %d: rdma_connect: %s", i,
 					 strerror(errno));
 		return 0;
 	case RDMA_CM_EVENT_ESTABLISHED:
+		return 0; /* after the CONNECT_RESPONSE, if at all */
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
+		/* Its QP is its own: RTR, RTS, then the CM's RTU. */
+		if (client_qp_to(k, i, IBV_QPS_RTR) || client_qp_to(k, i, IBV_QPS_RTS))
+			return -k->r->ret;
+		if (rdma_establish(c->id))
+			return peer_fail(k, errno, "client %d: rdma_establish: %s", i,
+					 strerror(errno));
 		k->r->cl[i].established = true;
 		k->r->cl[i].server_qpn = qpn;
 		k->r->cl[i].connect_ms = srq_fx_now_ms() - c->connect_at;
 		k->r->cl[i].others_sent = others_sent(k, i);
-		if (!ibv_query_qp(c->id->qp, &qa, IBV_QP_RNR_RETRY, &qia))
+		if (!ibv_query_qp(c->qp, &qa, IBV_QP_RNR_RETRY, &qia))
 			k->r->cl[i].rnr_retry = qa.rnr_retry;
 		c->state = STREAMING;
 		c->limit = !k->in->probe ? k->in->messages :
@@ -291,7 +332,7 @@ static int client_send(struct clients *k, int i)
 	if (getrandom(m, len, 0) != (ssize_t)len)
 		return peer_fail(k, EIO, "getrandom");
 	memcpy(m, head, sizeof(head));
-	if (ibv_post_send(c->id->qp, &wr, &bad))
+	if (ibv_post_send(c->qp, &wr, &bad))
 		return peer_fail(k, EIO, "client %d: ibv_post_send of message %u", i, c->posted);
 	c->posted++;
 	return 0;
