@@ -112,7 +112,7 @@ struct lab5_srq {
 
 /* One client of the server (server.c, step 5). */
 struct lab5_client {
-	struct rdma_cm_id *id; /* NULL: the slot is empty */
+	struct rdma_cm_id *id; /* NULL: none now (it left, or the slot was never used: qp_num 0) */
 	uint32_t qp_num;
 	uint32_t messages; /* received from it so far */
 	uint64_t bytes;
