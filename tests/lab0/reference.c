@@ -332,7 +332,7 @@ void ref_random_indices(int *index, int n)
 	int i, j;
 
 	for (i = 0; i < n; i++) {
-		index[i] = (int)ref_random_below(1024);
+		index[i] = n + (int)ref_random_below(1024);
 		for (j = 0; j < i; j++)
 			if (index[j] == index[i])
 				break;

@@ -79,7 +79,11 @@ unsigned ref_random_below(unsigned n);
  */
 struct lab0_gid ref_random_entry(int index, enum lab0_gid_form form, enum ibv_gid_type type);
 
-/* N distinct table indices from 0 to 1023, in random order, into INDEX. */
+/*
+ * N distinct table indices from N to N + 1023, in random order, into
+ * INDEX: none is a position of an array of the N, so that code taking an
+ * entry's position for its index never passes by chance.
+ */
 void ref_random_indices(int *index, int n);
 
 /* Shuffle the N entries of G. */
