@@ -1,7 +1,6 @@
 /* given.c: Lab 5's given helpers: CM events, address resolution, buffers, the header. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,23 +100,11 @@ int lab5_resolve_route(struct rdma_cm_id *id, struct rdma_event_channel *ch, int
 	return lab5_wait_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, timeout_ms);
 }
 
-/* HOST (an IPv4 address or a name) and PORT into OUT. */
+/* HOST (an IPv4 address or a name) and PORT into OUT, by the framework's rl_resolve_ipv4(). */
 int lab5_parse_addr(const char *host, uint16_t port, struct sockaddr_storage *out)
 {
-	struct addrinfo hints = { .ai_family = AF_INET }, *ai;
-	int ret;
-
-	ret = getaddrinfo(host, NULL, &hints, &ai);
-	if (ret) {
-		rl_err("lab5: %s: %s (give an IPv4 address, such as $RDMALAB_ADDR)", host,
-		       gai_strerror(ret));
-		return -EINVAL;
-	}
 	memset(out, 0, sizeof(*out));
-	memcpy(out, ai->ai_addr, ai->ai_addrlen);
-	((struct sockaddr_in *)out)->sin_port = htons(port);
-	freeaddrinfo(ai);
-	return 0;
+	return rl_resolve_ipv4(host, port, (struct sockaddr_in *)out);
 }
 
 /* H into the LAB5_HDR_LEN bytes of the wire: three big-endian 32-bit fields. */
